@@ -1,0 +1,178 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Phase summarises the platform's state for printer columns and humans. Conditions are
+// the real status; the phase is derived from them.
+// +kubebuilder:validation:Enum=Pending;Installing;Upgrading;Running;Degraded;Error
+type Phase string
+
+// Phases of a platform.
+const (
+	PhasePending    Phase = "Pending"
+	PhaseInstalling Phase = "Installing"
+	PhaseUpgrading  Phase = "Upgrading"
+	PhaseRunning    Phase = "Running"
+	PhaseDegraded   Phase = "Degraded"
+	PhaseError      Phase = "Error"
+)
+
+// Condition types of an OntoPlatform.
+const (
+	// ConditionReady is True when every enabled component is available at the
+	// desired version.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while an install, update or upgrade is running.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when a component is unavailable or failing.
+	ConditionDegraded = "Degraded"
+)
+
+// Condition reasons of an OntoPlatform.
+const (
+	ReasonInstalled        = "Installed"
+	ReasonApplying         = "Applying"
+	ReasonUpgrading        = "Upgrading"
+	ReasonUpgradeFailed    = "UpgradeFailed"
+	ReasonComponentsReady  = "ComponentsReady"
+	ReasonComponentsFailed = "ComponentsNotReady"
+	ReasonApplyFailed      = "ApplyFailed"
+	ReasonIdle             = "Idle"
+)
+
+// MaxHistory is how many revisions status keeps.
+const MaxHistory = 10
+
+// OntoPlatformStatus is the observed state of the platform.
+type OntoPlatformStatus struct {
+	// Phase summarises the conditions.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// ObservedGeneration is the spec generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// Version of the platform that is installed and running.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// ReadyComponents is "ready/total" for the printer column.
+	// +optional
+	ReadyComponents string `json:"readyComponents,omitempty"`
+
+	// Components lists every enabled component's readiness.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Components []ComponentStatus `json:"components,omitempty"`
+
+	// Upgrade is the state of an upgrade in progress, kept so an interrupted upgrade
+	// resumes where it stopped.
+	// +optional
+	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+
+	// History of revisions, newest last, at most MaxHistory.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	History []Revision `json:"history,omitempty"`
+}
+
+// ComponentStatus is the readiness of one component.
+type ComponentStatus struct {
+	// Name of the component, such as "ontology-service".
+	Name string `json:"name"`
+	// Plane the component belongs to.
+	// +optional
+	Plane string `json:"plane,omitempty"`
+	// Kind of the workload: Deployment or StatefulSet.
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// DesiredReplicas of the workload.
+	// +optional
+	DesiredReplicas int32 `json:"desiredReplicas"`
+	// ReadyReplicas of the workload.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// Version running, from the workload's version label.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// Ready is true when every desired replica is ready and up to date.
+	// +optional
+	Ready bool `json:"ready"`
+	// Message says why the component is not ready.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// UpgradeStatus records an upgrade in progress.
+type UpgradeStatus struct {
+	// From is the version being replaced.
+	From string `json:"from"`
+	// To is the target version.
+	To string `json:"to"`
+	// StartedAt is when the upgrade began.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// Done lists the components already on the target version.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Done []string `json:"done,omitempty"`
+	// Current is the component being upgraded.
+	// +optional
+	Current string `json:"current,omitempty"`
+	// FailedComponent names the component whose canary or rollout failed.
+	// +optional
+	FailedComponent string `json:"failedComponent,omitempty"`
+	// Message says what happened last.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RevisionResult is how a revision ended.
+// +kubebuilder:validation:Enum=Succeeded;Failed;RolledBack
+type RevisionResult string
+
+// Revision results.
+const (
+	RevisionSucceeded  RevisionResult = "Succeeded"
+	RevisionFailed     RevisionResult = "Failed"
+	RevisionRolledBack RevisionResult = "RolledBack"
+)
+
+// Revision is one recorded install, update, upgrade or rollback.
+type Revision struct {
+	// Revision number, increasing.
+	Revision int64 `json:"revision"`
+	// Version of the platform at this revision.
+	Version string `json:"version"`
+	// Time the revision finished.
+	Time metav1.Time `json:"time"`
+	// Result of the revision.
+	Result RevisionResult `json:"result"`
+	// Action that made the revision: apply, upgrade, rollback, scale.
+	// +optional
+	Action string `json:"action,omitempty"`
+	// Message with details, such as the failed component.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

@@ -1,0 +1,496 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OntoPlatform is one installation of the platform: its version and the shape of every
+// plane. `kubectl onto apply` and the `watch` reconciler turn it into Kubernetes objects.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=onto,categories=onto
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyComponents`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OntoPlatform struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec OntoPlatformSpec `json:"spec"`
+	// +optional
+	Status OntoPlatformStatus `json:"status,omitempty"`
+}
+
+// OntoPlatformList is a list of OntoPlatform.
+//
+// +kubebuilder:object:root=true
+type OntoPlatformList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OntoPlatform `json:"items"`
+}
+
+// OntoPlatformSpec is the desired state of the whole platform.
+type OntoPlatformSpec struct {
+	// Version of the platform release to run, a semantic version such as "1.5.0". It picks
+	// the image of every component from the release catalog.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`
+	Version string `json:"version"`
+
+	// Global settings shared by every component.
+	// +kubebuilder:default={}
+	// +optional
+	Global GlobalSpec `json:"global,omitempty"`
+
+	// Tenancy isolates the platform in its namespace: quota and network policies.
+	// +optional
+	Tenancy *TenancySpec `json:"tenancy,omitempty"`
+
+	// Infrastructure holds the stateful backing services.
+	// +kubebuilder:default={}
+	// +optional
+	Infrastructure InfrastructureSpec `json:"infrastructure,omitempty"`
+
+	// ControlPlane holds the ontology, schema registry and auth services.
+	// +kubebuilder:default={}
+	// +optional
+	ControlPlane ControlPlaneSpec `json:"controlPlane,omitempty"`
+
+	// DataPlane holds the data service and the Nessie catalog.
+	// +kubebuilder:default={}
+	// +optional
+	DataPlane DataPlaneSpec `json:"dataPlane,omitempty"`
+
+	// IntelligencePlane holds the reasoning service and the agent runtime.
+	// +kubebuilder:default={}
+	// +optional
+	IntelligencePlane IntelligencePlaneSpec `json:"intelligencePlane,omitempty"`
+
+	// Gateway is the platform's single entry point.
+	// +kubebuilder:default={}
+	// +optional
+	Gateway GatewaySpec `json:"gateway,omitempty"`
+
+	// Observability configures metrics, tracing and logging of every service.
+	// +kubebuilder:default={}
+	// +optional
+	Observability ObservabilitySpec `json:"observability,omitempty"`
+}
+
+// GlobalSpec holds settings every component inherits.
+type GlobalSpec struct {
+	// ImagePullPolicy of every container.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +kubebuilder:default=IfNotPresent
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// ImageRegistry prefixes the images of the platform's own services
+	// (REGISTRY/NAME:VERSION). Infrastructure images come pinned from the release catalog.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:default="ghcr.io/coomia-dip"
+	// +optional
+	ImageRegistry string `json:"imageRegistry,omitempty"`
+
+	// StorageClass of every PersistentVolumeClaim; empty uses the cluster's default class.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClass string `json:"storageClass,omitempty"`
+
+	// TLSEnabled turns on TLS between the platform's services.
+	// +optional
+	TLSEnabled bool `json:"tlsEnabled,omitempty"`
+
+	// ImagePullSecrets given to every ServiceAccount.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// NodeSelector places every pod on a dedicated node pool.
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let every pod run on the tainted nodes of that pool.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// TenancySpec isolates one tenant's platform in its own namespace.
+type TenancySpec struct {
+	// Mode of isolation; only "namespace" exists today.
+	// +kubebuilder:validation:Enum=namespace
+	// +kubebuilder:default=namespace
+	// +optional
+	Mode string `json:"mode,omitempty"`
+
+	// ResourceQuota is the hard limit of a ResourceQuota in the platform's namespace,
+	// for example requests.cpu: "10".
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	ResourceQuota corev1.ResourceList `json:"resourceQuota,omitempty"`
+
+	// NetworkPolicy isolates the namespace.
+	// +optional
+	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
+}
+
+// NetworkPolicySpec says which traffic may reach the platform's pods.
+type NetworkPolicySpec struct {
+	// Isolate denies all ingress except from the platform itself and AllowedNamespaces.
+	// +optional
+	Isolate bool `json:"isolate,omitempty"`
+
+	// AllowedNamespaces may reach the platform's pods when Isolate is on.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	// +optional
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+}
+
+// Resources are compute requests and limits, as in a container. Every request must not
+// exceed the limit of the same resource.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",messageExpression="'requests must not exceed limits: ' + self.requests.filter(k, k in self.limits && quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) > 0).join(', ')"
+type Resources struct {
+	// Requests are the resources the scheduler reserves.
+	// +kubebuilder:validation:MaxProperties=8
+	// +optional
+	Requests corev1.ResourceList `json:"requests,omitempty"`
+	// Limits are the most a container may use.
+	// +kubebuilder:validation:MaxProperties=8
+	// +optional
+	Limits corev1.ResourceList `json:"limits,omitempty"`
+}
+
+// StatefulComponentSpec is an infrastructure service run as a StatefulSet with one
+// PersistentVolumeClaim per replica.
+type StatefulComponentSpec struct {
+	// Enabled deploys the component; set false to use an external service instead.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Replicas of the StatefulSet. Defaults to 1.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Storage is the size of each replica's volume.
+	// +kubebuilder:default="10Gi"
+	// +optional
+	Storage *resource.Quantity `json:"storage,omitempty"`
+
+	// Resources of the main container.
+	// +optional
+	Resources *Resources `json:"resources,omitempty"`
+
+	// Image overrides the image from the release catalog.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+}
+
+// RedisSpec is Redis, standalone or with Sentinel for failover.
+type RedisSpec struct {
+	StatefulComponentSpec `json:",inline"`
+
+	// Mode is standalone (one primary) or sentinel (primary, replicas and three sentinels).
+	// +kubebuilder:validation:Enum=standalone;sentinel
+	// +kubebuilder:default=standalone
+	// +optional
+	Mode RedisMode `json:"mode,omitempty"`
+}
+
+// RedisMode is how Redis runs.
+type RedisMode string
+
+// Redis modes.
+const (
+	RedisStandalone RedisMode = "standalone"
+	RedisSentinel   RedisMode = "sentinel"
+)
+
+// InfrastructureSpec holds the stateful backing services.
+type InfrastructureSpec struct {
+	// +kubebuilder:default={}
+	// +optional
+	Postgres StatefulComponentSpec `json:"postgres,omitempty"`
+	// +kubebuilder:default={}
+	// +optional
+	Redis RedisSpec `json:"redis,omitempty"`
+	// +kubebuilder:default={}
+	// +optional
+	Minio StatefulComponentSpec `json:"minio,omitempty"`
+	// Kafka runs in KRaft mode (no ZooKeeper).
+	// +kubebuilder:default={}
+	// +optional
+	Kafka StatefulComponentSpec `json:"kafka,omitempty"`
+}
+
+// ServiceSpec is a stateless platform service run as a Deployment.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !self.autoscaling.enabled || !has(self.replicas) || (self.replicas >= self.autoscaling.minReplicas && self.replicas <= self.autoscaling.maxReplicas)",message="replicas must lie within [autoscaling.minReplicas, autoscaling.maxReplicas] when autoscaling is enabled",fieldPath=".replicas"
+type ServiceSpec struct {
+	// Enabled deploys the service.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Replicas of the Deployment. Defaults to 1, or to autoscaling.minReplicas when
+	// autoscaling is enabled (the HorizontalPodAutoscaler then owns the count).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Resources of the service container.
+	// +optional
+	Resources *Resources `json:"resources,omitempty"`
+
+	// Autoscaling adds a HorizontalPodAutoscaler.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+
+	// Image overrides the image from the release catalog.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+}
+
+// AutoscalingSpec becomes an autoscaling/v2 HorizontalPodAutoscaler.
+//
+// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas",fieldPath=".minReplicas"
+type AutoscalingSpec struct {
+	// Enabled creates the HorizontalPodAutoscaler.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// MinReplicas is the floor the autoscaler keeps.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1
+	// +optional
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the ceiling the autoscaler may reach.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=10
+	// +optional
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
+
+	// TargetCPUUtilization is the average CPU use, in percent of requests, to aim for.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=80
+	// +optional
+	TargetCPUUtilization int32 `json:"targetCPUUtilization,omitempty"`
+
+	// PodsMetrics are custom per-pod metrics, such as grpc_requests_per_second, with the
+	// average value per pod to aim for.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	PodsMetrics []PodsMetricSpec `json:"podsMetrics,omitempty"`
+
+	// ScaleUpStabilizationSeconds is the window over which scale-up recommendations are
+	// considered.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=60
+	// +optional
+	ScaleUpStabilizationSeconds *int32 `json:"scaleUpStabilizationSeconds,omitempty"`
+
+	// ScaleDownStabilizationSeconds is the window over which scale-down recommendations
+	// are considered.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=300
+	// +optional
+	ScaleDownStabilizationSeconds *int32 `json:"scaleDownStabilizationSeconds,omitempty"`
+}
+
+// PodsMetricSpec is a custom metric averaged over the service's pods.
+type PodsMetricSpec struct {
+	// Name of the metric, as served by the custom metrics API.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+	// AverageValue per pod to aim for.
+	// +required
+	AverageValue resource.Quantity `json:"averageValue"`
+}
+
+// ControlPlaneSpec holds the services that define and guard the ontology.
+type ControlPlaneSpec struct {
+	// +kubebuilder:default={}
+	// +optional
+	OntologyService ServiceSpec `json:"ontologyService,omitempty"`
+	// +kubebuilder:default={}
+	// +optional
+	SchemaRegistry ServiceSpec `json:"schemaRegistry,omitempty"`
+	// +kubebuilder:default={}
+	// +optional
+	AuthService ServiceSpec `json:"authService,omitempty"`
+}
+
+// DataPlaneSpec holds the services that store and version the data.
+type DataPlaneSpec struct {
+	// +kubebuilder:default={}
+	// +optional
+	DataService ServiceSpec `json:"dataService,omitempty"`
+	// Nessie is the Iceberg catalog with git-like versioning.
+	// +kubebuilder:default={}
+	// +optional
+	Nessie ServiceSpec `json:"nessie,omitempty"`
+}
+
+// IntelligencePlaneSpec holds the reasoning and agent services.
+type IntelligencePlaneSpec struct {
+	// +kubebuilder:default={}
+	// +optional
+	ReasoningService ReasoningServiceSpec `json:"reasoningService,omitempty"`
+	// +kubebuilder:default={}
+	// +optional
+	AgentRuntime ServiceSpec `json:"agentRuntime,omitempty"`
+}
+
+// ReasoningServiceSpec is a service that may run on GPU nodes.
+type ReasoningServiceSpec struct {
+	ServiceSpec `json:",inline"`
+
+	// GPU asks for accelerators; pods then run only on GPU nodes.
+	// +optional
+	GPU *GPUSpec `json:"gpu,omitempty"`
+}
+
+// GPUSpec asks for GPUs for each pod.
+//
+// +kubebuilder:validation:XValidation:rule="!self.enabled || self.count >= 1",message="count must be at least 1 when the GPU is enabled",fieldPath=".count"
+type GPUSpec struct {
+	// Enabled requests GPUs and schedules on GPU nodes.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// Count of GPUs per pod.
+	// +kubebuilder:validation:Maximum=16
+	// +kubebuilder:default=1
+	// +optional
+	Count int32 `json:"count,omitempty"`
+	// ResourceName of the GPU device plugin.
+	// +kubebuilder:default="nvidia.com/gpu"
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ResourceName string `json:"resourceName,omitempty"`
+}
+
+// GatewaySpec is the platform's entry point and its Ingress.
+type GatewaySpec struct {
+	ServiceSpec `json:",inline"`
+
+	// Ingress exposes the gateway outside the cluster.
+	// +optional
+	Ingress *IngressSpec `json:"ingress,omitempty"`
+}
+
+// IngressSpec becomes a networking.k8s.io/v1 Ingress in front of the gateway.
+//
+// +kubebuilder:validation:XValidation:rule="!self.tls || (has(self.host) && size(self.host) > 0)",message="host is required when tls is enabled",fieldPath=".host"
+type IngressSpec struct {
+	// Enabled creates the Ingress.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// Host name the Ingress answers for.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	Host string `json:"host,omitempty"`
+	// TLS terminates TLS at the Ingress with the certificate in TLSSecretName.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
+	// TLSSecretName holds the certificate; defaults to <platform>-gateway-tls.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	TLSSecretName string `json:"tlsSecretName,omitempty"`
+	// ClassName is the IngressClass to use; empty uses the cluster's default class.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ClassName string `json:"className,omitempty"`
+}
+
+// ObservabilitySpec configures metrics, tracing and logging.
+type ObservabilitySpec struct {
+	// +kubebuilder:default={}
+	// +optional
+	Metrics MetricsSpec `json:"metrics,omitempty"`
+	// +kubebuilder:default={}
+	// +optional
+	Tracing TracingSpec `json:"tracing,omitempty"`
+	// +kubebuilder:default={}
+	// +optional
+	Logging LoggingSpec `json:"logging,omitempty"`
+}
+
+// MetricsSpec exposes Prometheus metrics from every service.
+type MetricsSpec struct {
+	// Enabled exposes a metrics port on every service.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+	// ServiceMonitor creates a monitoring.coreos.com/v1 ServiceMonitor (needs the
+	// Prometheus Operator's CRDs).
+	// +optional
+	ServiceMonitor bool `json:"serviceMonitor,omitempty"`
+	// Interval between scrapes.
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Pattern=`^[0-9]+(ms|s|m|h)$`
+	// +optional
+	Interval string `json:"interval,omitempty"`
+}
+
+// TracingSpec injects OpenTelemetry settings into every service.
+type TracingSpec struct {
+	// Enabled turns on tracing.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// Endpoint of the OTLP collector.
+	// +kubebuilder:default="http://otel-collector.observability.svc:4317"
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// SamplingRatio of traces kept, from "0" to "1".
+	// +kubebuilder:default="0.1"
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]+)?|1(\.0+)?)$`
+	// +optional
+	SamplingRatio string `json:"samplingRatio,omitempty"`
+}
+
+// LoggingSpec sets the log level and format of every service.
+type LoggingSpec struct {
+	// +kubebuilder:validation:Enum=DEBUG;INFO;WARN;ERROR
+	// +kubebuilder:default=INFO
+	// +optional
+	Level string `json:"level,omitempty"`
+	// +kubebuilder:validation:Enum=json;text
+	// +kubebuilder:default=json
+	// +optional
+	Format string `json:"format,omitempty"`
+}
