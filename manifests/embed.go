@@ -10,9 +10,9 @@ package manifests
 
 import "embed"
 
-// FS holds crd/, releases/ and base/. It is read-only.
+// FS holds crd/, releases/, profiles/ and base/. It is read-only.
 //
-//go:embed crd/*.yaml releases/*.yaml
+//go:embed crd/*.yaml releases/*.yaml profiles/*.yaml
 var FS embed.FS
 
 // CRDPath is the generated CustomResourceDefinition of OntoPlatform inside FS.
@@ -20,3 +20,6 @@ const CRDPath = "crd/onto.paas_ontoplatforms.yaml"
 
 // ReleasesDir is the directory of the release catalog inside FS.
 const ReleasesDir = "releases"
+
+// ProfilesDir holds the starter files `init` writes, as text/template files.
+const ProfilesDir = "profiles"
