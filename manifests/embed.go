@@ -12,7 +12,7 @@ import "embed"
 
 // FS holds crd/, releases/, profiles/ and base/. It is read-only.
 //
-//go:embed crd/*.yaml releases/*.yaml profiles/*.yaml
+//go:embed crd/*.yaml releases/*.yaml profiles/*.yaml base
 var FS embed.FS
 
 // CRDPath is the generated CustomResourceDefinition of OntoPlatform inside FS.
@@ -23,3 +23,6 @@ const ReleasesDir = "releases"
 
 // ProfilesDir holds the starter files `init` writes, as text/template files.
 const ProfilesDir = "profiles"
+
+// BaseDir holds the kustomize bases pkg/render overlays, one directory per base.
+const BaseDir = "base"
