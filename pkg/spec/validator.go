@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package spec loads OntoPlatform files and validates them offline with the same
+// structural schema, defaults and CEL rules the API server applies to the CRD
+// generated from api/v1alpha1, plus the checks a schema cannot express (the release
+// catalog). Every problem is reported at once, each with its field path and line.
+package spec
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+)
+
+// StdinName is the file name used in errors for input read from standard input.
+const StdinName = "<stdin>"
+
+// Validator loads and validates OntoPlatform documents offline. Building one compiles
+// the CRD's schema and CEL rules, which is costly, so build it once and reuse it. It
+// is safe for concurrent use: nothing in it changes after NewValidator.
+type Validator struct {
+	schema  *crdSchema
+	catalog *release.Catalog
+}
+
+// NewValidator builds a validator from the CRD compiled into the binary. catalog is
+// the release catalog spec.version must belong to; nil skips that check (for callers
+// that only need the schema).
+func NewValidator(catalog *release.Catalog) (*Validator, error) {
+	s, err := defaultCRDSchema()
+	if err != nil {
+		return nil, fmt.Errorf("build ontoplatform validator: %w", err)
+	}
+	return &Validator{schema: s, catalog: catalog}, nil
+}
+
+// Load decodes, defaults and validates every document of data, a YAML stream or JSON;
+// filename names the input in errors. Empty documents are skipped; a document of
+// another kind is an error. When anything is invalid it returns no objects and an
+// *Error listing every problem, so a caller never acts on half a file.
+func (v *Validator) Load(filename string, data []byte) ([]*v1alpha1.OntoPlatform, error) {
+	docs := splitDocuments(data)
+	var (
+		out    []*v1alpha1.OntoPlatform
+		issues []Issue
+	)
+	for i, d := range docs {
+		index := 0
+		if len(docs) > 1 {
+			index = i + 1
+		}
+		p, docIssues := v.loadDocument(d, index)
+		issues = append(issues, docIssues...)
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	if len(issues) == 0 && len(out) == 0 {
+		issues = append(issues, Issue{Type: "Required value", Message: "no OntoPlatform document found"})
+	}
+	if len(issues) > 0 {
+		return nil, &Error{File: filename, Issues: sortIssues(issues)}
+	}
+	return out, nil
+}
+
+// LoadFile reads path, or stdin when path is "-", and calls Load.
+func (v *Validator) LoadFile(path string, stdin io.Reader) ([]*v1alpha1.OntoPlatform, error) {
+	var (
+		data []byte
+		err  error
+		name = path
+	)
+	if path == "-" {
+		name = StdinName
+		if stdin == nil {
+			return nil, fmt.Errorf("read %s: no standard input", name)
+		}
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return v.Load(name, data)
+}
+
+// Validate defaults and validates an in-memory object, for instance after `scale`
+// changed its spec, and writes the defaults into p. Issues carry no line. An empty
+// apiVersion or kind is taken as OntoPlatform's, since typed clients often leave
+// TypeMeta empty. Status is not validated: the API server ignores it on create and
+// update, status having its own subresource.
+func (v *Validator) Validate(p *v1alpha1.OntoPlatform) error {
+	if p == nil {
+		return fmt.Errorf("validate ontoplatform: nil object")
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+	if err != nil {
+		return fmt.Errorf("validate ontoplatform %s: %w", p.Name, err)
+	}
+	if obj["apiVersion"] == nil || obj["apiVersion"] == "" {
+		obj["apiVersion"] = v1alpha1.GroupVersion.String()
+	}
+	if obj["kind"] == nil || obj["kind"] == "" {
+		obj["kind"] = v1alpha1.Kind
+	}
+	status := p.Status.DeepCopy()
+	c := &collector{}
+	out := v.check(context.Background(), obj, c)
+	if len(c.issues) > 0 {
+		return &Error{Issues: sortIssues(c.issues)}
+	}
+	*p = *out
+	p.Status = *status
+	return nil
+}
