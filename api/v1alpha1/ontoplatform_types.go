@@ -247,7 +247,7 @@ type InfrastructureSpec struct {
 
 // ServiceSpec is a stateless platform service run as a Deployment.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !self.autoscaling.enabled || !has(self.replicas) || (self.replicas >= self.autoscaling.minReplicas && self.replicas <= self.autoscaling.maxReplicas)",message="replicas must lie within [autoscaling.minReplicas, autoscaling.maxReplicas] when autoscaling is enabled",fieldPath=".replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.enabled) || !self.autoscaling.enabled || !has(self.replicas) || (self.replicas >= self.autoscaling.minReplicas && self.replicas <= self.autoscaling.maxReplicas)",message="replicas must lie within [autoscaling.minReplicas, autoscaling.maxReplicas] when autoscaling is enabled",fieldPath=".replicas"
 type ServiceSpec struct {
 	// Enabled deploys the service.
 	// +kubebuilder:default=true
@@ -385,7 +385,7 @@ type ReasoningServiceSpec struct {
 
 // GPUSpec asks for GPUs for each pod.
 //
-// +kubebuilder:validation:XValidation:rule="!self.enabled || self.count >= 1",message="count must be at least 1 when the GPU is enabled",fieldPath=".count"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled || self.count >= 1",message="count must be at least 1 when the GPU is enabled",fieldPath=".count"
 type GPUSpec struct {
 	// Enabled requests GPUs and schedules on GPU nodes.
 	// +optional
@@ -413,7 +413,7 @@ type GatewaySpec struct {
 
 // IngressSpec becomes a networking.k8s.io/v1 Ingress in front of the gateway.
 //
-// +kubebuilder:validation:XValidation:rule="!self.tls || (has(self.host) && size(self.host) > 0)",message="host is required when tls is enabled",fieldPath=".host"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !self.tls || (has(self.host) && size(self.host) > 0)",message="host is required when tls is enabled",fieldPath=".host"
 type IngressSpec struct {
 	// Enabled creates the Ingress.
 	// +optional
