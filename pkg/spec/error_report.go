@@ -24,6 +24,9 @@ type Error struct {
 	File string `json:"file,omitempty"`
 	// Issues are every problem found, sorted by line, then field.
 	Issues []Issue `json:"issues"`
+	// Incomplete is set when some CEL rules were not evaluated because a value has the
+	// wrong type; fixing the issues may reveal more.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Issue is one problem with the input, at a field.
@@ -76,6 +79,9 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(is.String())
 	}
+	if e.Incomplete {
+		b.WriteString("\n  (some validation rules were not checked because of the errors above; fix them to see any others)")
+	}
 	return b.String()
 }
 
@@ -105,7 +111,11 @@ func newIssue(fe *field.Error, line, doc int) Issue {
 		value = strings.TrimSuffix(value, ": "+fe.Detail)
 	}
 	value = strings.TrimPrefix(value, ": ")
-	return Issue{Field: fe.Field, Line: line, Type: typ, Value: value, Message: fe.Detail, Document: doc}
+	path := fe.Field
+	if path == "<nil>" { // field.Path's rendering of the root
+		path = ""
+	}
+	return Issue{Field: path, Line: line, Type: typ, Value: value, Message: fe.Detail, Document: doc}
 }
 
 // sortIssues orders issues by line, then field, then message, and drops exact

@@ -17,6 +17,7 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -51,25 +52,27 @@ func NewValidator(catalog *release.Catalog) (*Validator, error) {
 func (v *Validator) Load(filename string, data []byte) ([]*v1alpha1.OntoPlatform, error) {
 	docs := splitDocuments(data)
 	var (
-		out    []*v1alpha1.OntoPlatform
-		issues []Issue
+		out        []*v1alpha1.OntoPlatform
+		issues     []Issue
+		incomplete bool
 	)
 	for i, d := range docs {
 		index := 0
 		if len(docs) > 1 {
 			index = i + 1
 		}
-		p, docIssues := v.loadDocument(d, index)
-		issues = append(issues, docIssues...)
+		p, c := v.loadDocument(d, index)
+		issues = append(issues, c.issues...)
+		incomplete = incomplete || c.incomplete
 		if p != nil {
 			out = append(out, p)
 		}
 	}
 	if len(issues) == 0 && len(out) == 0 {
-		issues = append(issues, Issue{Type: "Required value", Message: "no OntoPlatform document found"})
+		issues = append(issues, Issue{Type: field.ErrorTypeRequired.String(), Message: "no OntoPlatform document found"})
 	}
 	if len(issues) > 0 {
-		return nil, &Error{File: filename, Issues: sortIssues(issues)}
+		return nil, &Error{File: filename, Issues: sortIssues(issues), Incomplete: incomplete}
 	}
 	return out, nil
 }
@@ -119,7 +122,7 @@ func (v *Validator) Validate(p *v1alpha1.OntoPlatform) error {
 	c := &collector{}
 	out := v.check(context.Background(), obj, c)
 	if len(c.issues) > 0 {
-		return &Error{Issues: sortIssues(c.issues)}
+		return &Error{Issues: sortIssues(c.issues), Incomplete: c.incomplete}
 	}
 	*p = *out
 	p.Status = *status

@@ -37,6 +37,8 @@ type collector struct {
 	lines  lineIndex
 	doc    int
 	issues []Issue
+	// incomplete is set when CEL rules were skipped because of type errors.
+	incomplete bool
 }
 
 func (c *collector) add(errs ...*field.Error) {
@@ -55,13 +57,13 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 // loadDocument runs one document through the API server's steps: strict decoding,
 // pruning of unknown fields, defaulting, validation; then the project's own checks.
 // It returns the typed object only when the document has no issue.
-func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform, []Issue) {
+func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform, *collector) {
 	offset := d.firstLine - 1
 	c := &collector{doc: index, lines: lineIndex{offset: offset}}
 	var root yaml.Node
 	if err := yaml.Unmarshal(d.data, &root); err != nil {
 		c.addAt(field.Invalid(nil, field.OmitValueType{}, "invalid YAML: "+stripLine(err.Error())), parseLine(err.Error(), offset, d.firstLine))
-		return nil, c.issues
+		return nil, c
 	}
 	c.lines.root = &root
 	duplicateKeys(&root, nil, offset, c.addAt)
@@ -71,29 +73,29 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 	js, err := sigsyaml.YAMLToJSON(d.data)
 	if err != nil {
 		c.addAt(field.Invalid(nil, field.OmitValueType{}, "invalid YAML: "+stripLine(err.Error())), parseLine(err.Error(), offset, d.firstLine))
-		return nil, c.issues
+		return nil, c
 	}
 	var decoded any
 	if err := utiljson.Unmarshal(js, &decoded); err != nil {
 		c.add(field.Invalid(nil, field.OmitValueType{}, "invalid document: "+err.Error()))
-		return nil, c.issues
+		return nil, c
 	}
 	if decoded == nil {
-		return nil, nil // a document of only "null" or "~" is as empty as a blank one
+		return nil, c // a document of only "null" or "~" is as empty as a blank one
 	}
 	obj, ok := decoded.(map[string]any)
 	if !ok {
-		c.add(field.Invalid(nil, field.OmitValueType{}, fmt.Sprintf("document%s is a %T, not an object", docLabel(index), decoded)))
-		return nil, c.issues
+		c.add(field.Invalid(nil, field.OmitValueType{}, fmt.Sprintf("document%s is %s, not an object", docLabel(index), jsonTypeName(decoded))))
+		return nil, c
 	}
 	if !v.checkKind(obj, c) {
-		return nil, c.issues
+		return nil, c
 	}
 	// The API server prunes unknown fields while decoding and, with field validation
 	// Strict (kubectl's default), rejects the request naming each of them.
 	if _, _, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true}); err != nil {
 		c.add(field.Invalid(field.NewPath("metadata"), field.OmitValueType{}, err.Error()))
-		return nil, c.issues
+		return nil, c
 	} else {
 		for _, path := range unknown {
 			c.add(unknownField(path))
@@ -105,9 +107,9 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 	}
 	p := v.check(context.Background(), obj, c)
 	if len(c.issues) > 0 {
-		return nil, c.issues
+		return nil, c
 	}
-	return p, nil
+	return p, c
 }
 
 // checkKind reports a document that is not an OntoPlatform. A document of another
@@ -140,19 +142,22 @@ func (v *Validator) check(ctx context.Context, obj map[string]any, c *collector)
 	structuraldefaulting.Default(obj, v.schema.structural)
 
 	var errs field.ErrorList
-	errs = append(errs, validateMetadata(obj)...)
 	errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, obj, v.schema.openAPI)...)
 	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj, v.schema.structural, false)...)
 	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.schema.structural, obj)...)
+	for _, e := range errs {
+		e.Detail = friendlyDetail(e)
+	}
 	if v.schema.cel != nil {
-		if blocked, notice := celBlocked(errs); blocked {
-			errs = append(errs, notice)
+		if celBlocked(errs) {
+			c.incomplete = true
 		} else {
 			celErrs, _ := v.schema.cel.Validate(ctx, nil, v.schema.structural, obj, nil, celconfig.RuntimeCELCostBudget)
-			errs = append(errs, celErrs...)
+			errs = append(errs, withoutConsequences(celErrs, errs)...)
 		}
 	}
 	errs = append(errs, v.checkVersion(obj, errs)...)
+	errs = append(errs, validateMetadata(obj)...)
 	c.add(errs...)
 	if len(c.issues) > 0 {
 		return nil
@@ -167,20 +172,21 @@ func (v *Validator) check(ctx context.Context, obj map[string]any, c *collector)
 	return p
 }
 
-// celBlocked mirrors the API server (customResourceStrategy.Validate): CEL rules are
-// not evaluated when schema errors would make their results meaningless, such as a
-// wrong type or a missing required field. Unlike the server, an unsupported enum value
-// does not block them, because the value's type is still right and reporting every
-// error at once matters more offline.
-func celBlocked(errs field.ErrorList) (bool, *field.Error) {
+// celBlocked mirrors the API server (customResourceStrategy.Validate), which does not
+// evaluate CEL rules over an object with type errors: a rule reading a string where
+// its schema says integer fails with a message about the rule, not the value. The
+// server also blocks on missing required fields, unsupported enum values and values
+// over maxLength/maxItems; offline those do not block, because the per-call cost limit
+// still bounds every rule, rules guard optional fields with has(), and a CEL error at
+// or above a field the schema rejected is dropped (withoutConsequences). Reporting
+// every error at once matters more here than for a server that answers one request.
+func celBlocked(errs field.ErrorList) bool {
 	for _, e := range errs {
-		switch e.Type {
-		case field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
-			return true, field.Invalid(nil, field.OmitValueType{},
-				"some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+		if e.Type == field.ErrorTypeTypeInvalid {
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // checkVersion requires spec.version to be in the release catalog, a check the schema
@@ -217,7 +223,7 @@ func validateMetadata(obj map[string]any) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, err.Error())}
 	}
 	if !found {
-		return field.ErrorList{field.Required(path.Child("name"), "")}
+		return field.ErrorList{field.Required(path.Child("name"), "every OntoPlatform needs a name")}
 	}
 	var errs field.ErrorList
 	if meta.GenerateName != "" {
