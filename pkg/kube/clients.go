@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package kube builds the Kubernetes clients every cluster-facing package shares, and
+// maps objects to their REST resources.
+package kube
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+)
+
+// Client-side rate limits. client-go's defaults (5 QPS, burst 10) would serialise a
+// plan's concurrent dry-runs; the API server's own priority and fairness protects it.
+const (
+	defaultQPS   = 50
+	defaultBurst = 100
+)
+
+// Clients are the clients of one cluster.
+type Clients struct {
+	Config  *rest.Config
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Mapper maps kinds to resources; it re-reads discovery when a kind is unknown, so
+	// CRDs installed during a run (OntoPlatform itself) are found.
+	Mapper meta.ResettableRESTMapper
+}
+
+// New builds Clients from a REST config. The config is copied, never changed.
+func New(cfg *rest.Config) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS = defaultQPS
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = defaultBurst
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper}, nil
+}
+
+// Mapping returns the REST mapping of obj's kind. When the kind is unknown it forgets
+// cached discovery and asks once more, because a CRD may have just been installed.
+func (c *Clients) Mapping(obj *unstructured.Unstructured) (*meta.RESTMapping, error) {
+	gvk := obj.GroupVersionKind()
+	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.Mapper.Reset()
+		m, err = c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Resource returns the dynamic client for obj: namespaced or cluster-scoped as its
+// kind is.
+func (c *Clients) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	m, err := c.Mapping(obj)
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if obj.GetNamespace() == "" {
+			return nil, errors.New("namespaced object without a namespace")
+		}
+		return c.Dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
+	}
+	return c.Dynamic.Resource(m.Resource), nil
+}
+
+// Ref is "Kind namespace/name" (or "Kind name" when cluster-scoped), the way errors and
+// progress name an object.
+func Ref(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return obj.GetKind() + " " + ns + "/" + obj.GetName()
+	}
+	return obj.GetKind() + " " + obj.GetName()
+}

@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package printers
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
+)
+
+// ValidationResult is what `validate` reports for one file.
+type ValidationResult struct {
+	File      string        `json:"file"`
+	Valid     bool          `json:"valid"`
+	Platforms []PlatformRef `json:"platforms,omitempty"`
+	Issues    []spec.Issue  `json:"issues,omitempty"`
+}
+
+// PlatformRef names one OntoPlatform found in a file.
+type PlatformRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+}
+
+// WriteText prints one line per platform when valid, or one line per issue with the
+// file and line first, the way compilers do, so editors can jump to it.
+func (r ValidationResult) WriteText(out io.Writer, t *Terminal) error {
+	if r.Valid {
+		for _, p := range r.Platforms {
+			if _, err := fmt.Fprintf(out, "%s %s: OntoPlatform %s/%s (version %s) is valid\n",
+				t.OK.Render("✓"), r.File, p.Namespace, p.Name, p.Version); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	noun := "errors"
+	if len(r.Issues) == 1 {
+		noun = "error"
+	}
+	if _, err := fmt.Fprintf(out, "%s %s: %d %s\n", t.Fail.Render("✗"), r.File, len(r.Issues), noun); err != nil {
+		return err
+	}
+	for _, is := range r.Issues {
+		loc := r.File
+		if is.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", r.File, is.Line)
+		}
+		if _, err := fmt.Fprintf(out, "  %s: %s: %s\n", loc, t.Bold.Render(is.Field), is.Message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
