@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+)
+
+// Labels and annotations the renderer sets.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+	LabelVersion   = "app.kubernetes.io/version"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+
+	// PartOf is the app.kubernetes.io/part-of of every object.
+	PartOf = "onto-platform"
+	// ManagedBy is the app.kubernetes.io/managed-by of every object.
+	ManagedBy = "kubectl-onto"
+
+	// AnnotationGenerateKeys lists, comma-separated, the keys of a rendered Secret whose
+	// random values apply generates once in the cluster; the rendered Secret has none.
+	AnnotationGenerateKeys = "onto.paas/generate-keys"
+)
+
+// Ports of the platform services, fixed by the service base (manifests/base/service).
+const (
+	portHTTP    = 8080
+	portGRPC    = 9090
+	portMetrics = 9091
+)
+
+// Identities every service uses to reach the infrastructure; the postgres base creates
+// this user and database.
+const (
+	postgresUser     = "onto"
+	postgresDB       = "onto"
+	redisMasterGroup = "onto"
+)
+
+// Defaults the schema sets; Render falls back to them so a platform built in code
+// without defaulting still renders sensibly.
+const (
+	defaultStorage          = "10Gi"
+	defaultScaleUpWindow    = 60
+	defaultScaleDownWindow  = 300
+	defaultGPUResource      = "nvidia.com/gpu"
+	defaultTracingEndpoint  = "http://otel-collector.observability.svc:4317"
+	defaultSamplingRatio    = "0.1"
+	defaultScrapeInterval   = "30s"
+	defaultLogLevel         = "INFO"
+	defaultLogFormat        = "json"
+	sentinelReplicas        = 3
+	gpuNodeLabel            = "nvidia.com/gpu.present"
+	zoneTopologyKey         = "topology.kubernetes.io/zone"
+	podSecurityLevel        = "restricted"
+	podSecurityLabelPrefix  = "pod-security.kubernetes.io/"
+	networkPolicyNSLabelKey = "kubernetes.io/metadata.name"
+)
+
+// defaultResources are the requests and limits of a component whose spec sets none:
+// small enough for a laptop cluster, with limits that leave room for bursts.
+func defaultResources(component string) corev1.ResourceRequirements {
+	rr := func(reqCPU, reqMem, limCPU, limMem string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(reqCPU), corev1.ResourceMemory: resource.MustParse(reqMem)},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(limCPU), corev1.ResourceMemory: resource.MustParse(limMem)},
+		}
+	}
+	switch component {
+	case v1alpha1.ComponentPostgres:
+		return rr("500m", "1Gi", "2", "4Gi")
+	case v1alpha1.ComponentRedis:
+		return rr("100m", "256Mi", "1", "1Gi")
+	case v1alpha1.ComponentRedisSentinel:
+		return rr("50m", "64Mi", "200m", "128Mi")
+	case v1alpha1.ComponentMinio:
+		return rr("250m", "1Gi", "2", "4Gi")
+	case v1alpha1.ComponentKafka:
+		return rr("500m", "2Gi", "2", "4Gi")
+	case v1alpha1.ComponentGateway:
+		return rr("200m", "256Mi", "2", "1Gi")
+	case v1alpha1.ComponentReasoningService:
+		return rr("1", "4Gi", "4", "16Gi")
+	case v1alpha1.ComponentAgentRuntime:
+		return rr("250m", "512Mi", "2", "2Gi")
+	default:
+		return rr("100m", "256Mi", "1", "1Gi")
+	}
+}
+
+// resourcesOf is the spec's resources when set, else the component's defaults. A spec
+// that sets resources replaces the defaults whole: mixing a user's requests with a
+// default limit could put a request above its limit.
+func resourcesOf(component string, r *v1alpha1.Resources) corev1.ResourceRequirements {
+	if r == nil || (len(r.Requests) == 0 && len(r.Limits) == 0) {
+		return defaultResources(component)
+	}
+	return corev1.ResourceRequirements{Requests: r.Requests.DeepCopy(), Limits: r.Limits.DeepCopy()}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

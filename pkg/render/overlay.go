@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package render
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	"sigs.k8s.io/yaml"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+)
+
+// overlay is one generated kustomization: a directory under the platform root with its
+// kustomization.yaml and the extra files it lists (generated objects, config files).
+type overlay struct {
+	dir   string
+	plane v1alpha1.Plane
+	k     types.Kustomization
+	files map[string][]byte
+}
+
+func newOverlay(dir string, plane v1alpha1.Plane) *overlay {
+	return &overlay{
+		dir:   dir,
+		plane: plane,
+		k:     types.Kustomization{TypeMeta: types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind}},
+		files: map[string][]byte{},
+	}
+}
+
+// addObject writes obj as a file of the overlay and lists it as a resource.
+func (o *overlay) addObject(name string, obj any) error {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("marshal %s: %w", name, err)
+	}
+	o.files[name] = data
+	o.k.Resources = append(o.k.Resources, name)
+	return nil
+}
+
+// addJSONPatch adds a JSON 6902 patch of the object of kind and name, as named in the
+// base (before any rename by an earlier patch of this overlay).
+func (o *overlay) addJSONPatch(kind, name string, ops []jsonOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	doc, err := toJSON(ops)
+	if err != nil {
+		return fmt.Errorf("patch %s/%s: %w", kind, name, err)
+	}
+	o.k.Patches = append(o.k.Patches, types.Patch{
+		Patch:  doc,
+		Target: &types.Selector{ResId: resid.ResId{Gvk: resid.Gvk{Kind: kind}, Name: "^" + name + "$"}},
+	})
+	return nil
+}
+
+// addConfig generates the ConfigMap name from literal KEY=value pairs, in key order so
+// the content hash kustomize appends to the name is stable.
+func (o *overlay) addConfig(name string, env map[string]string, files map[string]string) {
+	args := types.ConfigMapArgs{GeneratorArgs: types.GeneratorArgs{Name: name}}
+	for _, k := range sortedKeys(env) {
+		args.LiteralSources = append(args.LiteralSources, k+"="+env[k])
+	}
+	for _, k := range sortedKeys(files) {
+		o.files[k] = []byte(files[k])
+		args.FileSources = append(args.FileSources, k)
+	}
+	o.k.ConfigMapGenerator = append(o.k.ConfigMapGenerator, args)
+}
+
+// setLabels gives every object of the overlay the recommended labels. The stable pair
+// (name, instance) also goes into selectors; version and the others only into metadata
+// and pod templates, because selectors are immutable and must survive an upgrade.
+func (o *overlay) setLabels(selector, meta map[string]string) {
+	o.k.Labels = []types.Label{{Pairs: selector, IncludeSelectors: true}}
+	if len(meta) > 0 {
+		o.k.Labels = append(o.k.Labels, types.Label{Pairs: meta, IncludeTemplates: true})
+	}
+}
+
+// setImage replaces the placeholder image of the base with ref.
+func (o *overlay) setImage(placeholder, ref string) {
+	name, tag, digest := splitImage(ref)
+	o.k.Images = append(o.k.Images, types.Image{Name: placeholder, NewName: name, NewTag: tag, Digest: digest})
+}
+
+// write stores the overlay under dir of fsys.
+func (o *overlay) write(fsys filesys.FileSystem, dir string) error {
+	for _, name := range sortedKeys(o.files) {
+		if err := fsys.WriteFile(path.Join(dir, name), o.files[name]); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return writeYAML(fsys, path.Join(dir, "kustomization.yaml"), o.k)
+}
+
+func writeYAML(fsys filesys.FileSystem, p string, v any) error {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("marshal %s: %w", p, err)
+	}
+	if err := fsys.WriteFile(p, data); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
+
+// jsonOp is one JSON 6902 operation.
+type jsonOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+func opAdd(p string, v any) jsonOp     { return jsonOp{Op: "add", Path: p, Value: v} }
+func opReplace(p string, v any) jsonOp { return jsonOp{Op: "replace", Path: p, Value: v} }
+func opRemove(p string) jsonOp         { return jsonOp{Op: "remove", Path: p} }
+
+// splitImage splits an image reference into name, tag and digest, as kustomize's images
+// field wants them. A colon belongs to the tag only after the last slash, so a registry
+// port (registry:5000/x) stays in the name.
+func splitImage(ref string) (name, tag, digest string) {
+	name = ref
+	if i := strings.Index(name, "@"); i >= 0 {
+		name, digest = name[:i], name[i+1:]
+	}
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name, tag = name[:i], name[i+1:]
+	}
+	return name, tag, digest
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

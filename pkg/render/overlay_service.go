@@ -1,0 +1,371 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+)
+
+// builder generates the overlays of one platform.
+type builder struct {
+	p    *v1alpha1.OntoPlatform
+	spec *v1alpha1.OntoPlatformSpec
+	rel  release.Release
+}
+
+// serviceBase is the name of every object of the generic service base, which each
+// service's overlay renames to the component.
+const serviceBase = "service"
+
+// overlays lists the generated overlays in plane order: tenancy, the components in
+// install order, then observability. Disabled components have none.
+func (b *builder) overlays() ([]*overlay, error) {
+	var out []*overlay
+	t, err := b.tenancyOverlay()
+	if err != nil {
+		return nil, fmt.Errorf("tenancy: %w", err)
+	}
+	out = append(out, t)
+	for _, c := range b.spec.Components() {
+		if !c.Enabled() {
+			continue
+		}
+		var os []*overlay
+		if c.Service != nil {
+			var o *overlay
+			o, err = b.serviceOverlay(c)
+			os = []*overlay{o}
+		} else {
+			os, err = b.statefulOverlays(c)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("component %s (%s): %w", c.Name, c.SpecPath, err)
+		}
+		out = append(out, os...)
+	}
+	obs, err := b.observabilityOverlay()
+	if err != nil {
+		return nil, fmt.Errorf("observability: %w", err)
+	}
+	if obs != nil {
+		out = append(out, obs)
+	}
+	return out, nil
+}
+
+// labels returns the selector labels and the other recommended labels of a component.
+func (b *builder) labels(name string, plane v1alpha1.Plane) (selector, meta map[string]string) {
+	return map[string]string{LabelName: name, LabelInstance: b.p.Name},
+		map[string]string{
+			LabelComponent: string(plane),
+			LabelPartOf:    PartOf,
+			LabelVersion:   b.spec.Version,
+			LabelManagedBy: ManagedBy,
+		}
+}
+
+// serviceOverlay renders a stateless platform service from the generic service base:
+// ServiceAccount, Service, hashed ConfigMap, Deployment, and the HPA, PDB and Ingress
+// its spec asks for.
+func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
+	o := newOverlay(c.Name, c.Plane)
+	o.k.Resources = []string{"../../base/service"}
+	o.setLabels(b.labels(c.Name, c.Plane))
+
+	image, err := b.rel.Image(c.Name, b.spec.Global.ImageRegistry, c.Service.Image)
+	if err != nil {
+		return nil, err
+	}
+	o.setImage(serviceBase, image)
+	if !c.Autoscaled() {
+		// Left out when autoscaled: the HPA owns the count, and an applied replicas
+		// field would reset it on every apply.
+		o.k.Replicas = append(o.k.Replicas, replicaOf(c.Name, c.DesiredReplicas()))
+	}
+	o.addConfig(serviceBase+"-config", b.serviceConfig(c), nil)
+
+	// The base's objects are all named "service": rename them, and the ConfigMap, to the
+	// component; kustomize then updates the references (serviceAccountName, envFrom).
+	res := resourcesOf(c.Name, c.Service.Resources)
+	pod := b.podOps(&res, c.Name == v1alpha1.ComponentReasoningService)
+	depOps := append([]jsonOp{
+		opReplace("/metadata/name", c.Name),
+		opReplace("/spec/template/spec/containers/0/name", c.Name),
+	}, pod...)
+	if err := o.addJSONPatch("Deployment", serviceBase, depOps); err != nil {
+		return nil, err
+	}
+	svcOps := []jsonOp{opReplace("/metadata/name", c.Name)}
+	if !b.metricsEnabled() {
+		svcOps = append(svcOps, opRemove("/spec/ports/2")) // the metrics port of the base
+	}
+	if err := o.addJSONPatch("Service", serviceBase, svcOps); err != nil {
+		return nil, err
+	}
+	if err := o.addJSONPatch("ServiceAccount", serviceBase, b.serviceAccountOps(c.Name)); err != nil {
+		return nil, err
+	}
+	if err := o.addJSONPatch("ConfigMap", serviceBase+"-config", []jsonOp{opReplace("/metadata/name", c.Name+"-config")}); err != nil {
+		return nil, err
+	}
+
+	if c.Autoscaled() {
+		if err := o.addObject("hpa.yaml", b.hpa(c)); err != nil {
+			return nil, err
+		}
+	}
+	if needsPDB(c) {
+		if err := o.addObject("pdb.yaml", b.pdb(c.Name)); err != nil {
+			return nil, err
+		}
+	}
+	if c.Name == v1alpha1.ComponentGateway {
+		if in := b.spec.Gateway.Ingress; in != nil && in.Enabled {
+			if err := o.addObject("ingress.yaml", b.ingress(in)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return o, nil
+}
+
+// podOps sets what every pod of the platform takes from the spec: resources of the main
+// container, pull policy of every container, pull secrets, node selector and
+// tolerations, plus GPU scheduling for a GPU service.
+func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []jsonOp {
+	g := b.spec.Global
+	nodeSelector := map[string]string{}
+	for k, v := range g.NodeSelector {
+		nodeSelector[k] = v
+	}
+	tolerations := append([]corev1.Toleration(nil), g.Tolerations...)
+	if gpu := b.spec.IntelligencePlane.ReasoningService.GPU; gpuService && gpu != nil && gpu.Enabled {
+		if res.Limits == nil {
+			res.Limits = corev1.ResourceList{}
+		}
+		count := gpu.Count
+		if count < 1 {
+			count = 1
+		}
+		res.Limits[corev1.ResourceName(orDefault(gpu.ResourceName, defaultGPUResource))] = *resourceQuantity(int64(count))
+		nodeSelector[gpuNodeLabel] = "true"
+		tolerations = append(tolerations, corev1.Toleration{
+			Key: defaultGPUResource, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
+		})
+	}
+	ops := []jsonOp{opAdd("/spec/template/spec/containers/0/resources", res)}
+	if g.ImagePullPolicy != "" {
+		ops = append(ops, opAdd("/spec/template/spec/containers/0/imagePullPolicy", g.ImagePullPolicy))
+	}
+	if len(g.ImagePullSecrets) > 0 {
+		ops = append(ops, opAdd("/spec/template/spec/imagePullSecrets", g.ImagePullSecrets))
+	}
+	if len(nodeSelector) > 0 {
+		ops = append(ops, opAdd("/spec/template/spec/nodeSelector", nodeSelector))
+	}
+	if len(tolerations) > 0 {
+		ops = append(ops, opAdd("/spec/template/spec/tolerations", tolerations))
+	}
+	return ops
+}
+
+// serviceAccountOps renames a base ServiceAccount (when name is set) and gives it the
+// image pull secrets.
+func (b *builder) serviceAccountOps(name string) []jsonOp {
+	var ops []jsonOp
+	if name != "" {
+		ops = append(ops, opReplace("/metadata/name", name))
+	}
+	if s := b.spec.Global.ImagePullSecrets; len(s) > 0 {
+		ops = append(ops, opAdd("/imagePullSecrets", s))
+	}
+	return ops
+}
+
+// serviceConfig is the environment of a platform service, from its hashed ConfigMap:
+// logging, ports, TLS, tracing and the addresses of the infrastructure.
+func (b *builder) serviceConfig(c v1alpha1.Component) map[string]string {
+	s, ns := b.spec, b.p.Namespace
+	obs := s.Observability
+	env := map[string]string{
+		"ONTO_PLATFORM":   b.p.Name,
+		"ONTO_COMPONENT":  c.Name,
+		"ONTO_VERSION":    s.Version,
+		"LOG_LEVEL":       orDefault(obs.Logging.Level, defaultLogLevel),
+		"LOG_FORMAT":      orDefault(obs.Logging.Format, defaultLogFormat),
+		"HTTP_PORT":       strconv.Itoa(portHTTP),
+		"GRPC_PORT":       strconv.Itoa(portGRPC),
+		"METRICS_ENABLED": strconv.FormatBool(b.metricsEnabled()),
+		"METRICS_PORT":    strconv.Itoa(portMetrics),
+		"TLS_ENABLED":     strconv.FormatBool(s.Global.TLSEnabled),
+	}
+	if obs.Tracing.Enabled {
+		env["OTEL_SDK_DISABLED"] = "false"
+		env["OTEL_EXPORTER_OTLP_ENDPOINT"] = orDefault(obs.Tracing.Endpoint, defaultTracingEndpoint)
+		env["OTEL_SERVICE_NAME"] = c.Name
+		env["OTEL_TRACES_SAMPLER"] = "parentbased_traceidratio"
+		env["OTEL_TRACES_SAMPLER_ARG"] = orDefault(obs.Tracing.SamplingRatio, defaultSamplingRatio)
+		env["OTEL_RESOURCE_ATTRIBUTES"] = "service.namespace=" + b.p.Name + ",service.version=" + s.Version + ",k8s.namespace.name=" + ns
+	} else {
+		env["OTEL_SDK_DISABLED"] = "true"
+	}
+	infra := s.Infrastructure
+	if enabled(infra.Postgres.Enabled) {
+		env["POSTGRES_HOST"] = svcHost(v1alpha1.ComponentPostgres, ns)
+		env["POSTGRES_PORT"] = "5432"
+		env["POSTGRES_USER"] = postgresUser
+		env["POSTGRES_DB"] = postgresDB
+	}
+	if enabled(infra.Redis.Enabled) {
+		if infra.Redis.Mode == v1alpha1.RedisSentinel {
+			env["REDIS_MODE"] = string(v1alpha1.RedisSentinel)
+			env["REDIS_SENTINEL_ADDR"] = svcHost(v1alpha1.ComponentRedisSentinel, ns) + ":26379"
+			env["REDIS_SENTINEL_MASTER"] = redisMasterGroup
+		} else {
+			env["REDIS_MODE"] = string(v1alpha1.RedisStandalone)
+			env["REDIS_ADDR"] = svcHost(v1alpha1.ComponentRedis, ns) + ":6379"
+		}
+	}
+	if enabled(infra.Kafka.Enabled) {
+		env["KAFKA_BOOTSTRAP_SERVERS"] = svcHost(v1alpha1.ComponentKafka, ns) + ":9092"
+	}
+	if enabled(infra.Minio.Enabled) {
+		env["MINIO_ENDPOINT"] = svcHost(v1alpha1.ComponentMinio, ns) + ":9000"
+	}
+	if c.Name == v1alpha1.ComponentGateway {
+		// The gateway routes to every enabled service over gRPC.
+		for _, up := range s.Components() {
+			if up.Service != nil && up.Name != v1alpha1.ComponentGateway && up.Enabled() {
+				key := "UPSTREAM_" + strings.ToUpper(strings.ReplaceAll(up.Name, "-", "_"))
+				env[key] = svcHost(up.Name, ns) + ":" + strconv.Itoa(portGRPC)
+			}
+		}
+	}
+	return env
+}
+
+// hpa is the autoscaling/v2 HorizontalPodAutoscaler of an autoscaled service: CPU
+// utilization plus each custom Pods metric, with the stabilization windows of the spec.
+func (b *builder) hpa(c v1alpha1.Component) map[string]any {
+	a := c.Service.Autoscaling
+	metrics := []any{map[string]any{
+		"type": "Resource",
+		"resource": map[string]any{
+			"name":   "cpu",
+			"target": map[string]any{"type": "Utilization", "averageUtilization": a.TargetCPUUtilization},
+		},
+	}}
+	for _, m := range a.PodsMetrics {
+		metrics = append(metrics, map[string]any{
+			"type": "Pods",
+			"pods": map[string]any{
+				"metric": map[string]any{"name": m.Name},
+				"target": map[string]any{"type": "AverageValue", "averageValue": m.AverageValue.String()},
+			},
+		})
+	}
+	window := func(v *int32, def int32) int32 {
+		if v == nil {
+			return def
+		}
+		return *v
+	}
+	min := a.MinReplicas
+	if min < 1 {
+		min = 1
+	}
+	return map[string]any{
+		"apiVersion": "autoscaling/v2",
+		"kind":       "HorizontalPodAutoscaler",
+		"metadata":   map[string]any{"name": c.Name},
+		"spec": map[string]any{
+			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": c.Name},
+			"minReplicas":    min,
+			"maxReplicas":    a.MaxReplicas,
+			"metrics":        metrics,
+			"behavior": map[string]any{
+				"scaleUp":   map[string]any{"stabilizationWindowSeconds": window(a.ScaleUpStabilizationSeconds, defaultScaleUpWindow)},
+				"scaleDown": map[string]any{"stabilizationWindowSeconds": window(a.ScaleDownStabilizationSeconds, defaultScaleDownWindow)},
+			},
+		},
+	}
+}
+
+// needsPDB reports whether a component runs more than one pod for good: the fixed
+// count, or the autoscaler's floor.
+func needsPDB(c v1alpha1.Component) bool {
+	if c.Autoscaled() {
+		return c.Service.Autoscaling.MinReplicas > 1
+	}
+	return c.DesiredReplicas() > 1
+}
+
+// pdb lets a drain take one pod of the component at a time. maxUnavailable rather than
+// minAvailable, so it holds whatever the autoscaler scales to.
+func (b *builder) pdb(name string) map[string]any {
+	return map[string]any{
+		"apiVersion": "policy/v1",
+		"kind":       "PodDisruptionBudget",
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"maxUnavailable": 1,
+			"selector":       map[string]any{"matchLabels": map[string]string{LabelName: name, LabelInstance: b.p.Name}},
+		},
+	}
+}
+
+// ingress exposes the gateway's HTTP port.
+func (b *builder) ingress(in *v1alpha1.IngressSpec) map[string]any {
+	rule := map[string]any{
+		"http": map[string]any{"paths": []any{map[string]any{
+			"path":     "/",
+			"pathType": "Prefix",
+			"backend": map[string]any{"service": map[string]any{
+				"name": v1alpha1.ComponentGateway,
+				"port": map[string]any{"name": "http"},
+			}},
+		}}},
+	}
+	if in.Host != "" {
+		rule["host"] = in.Host
+	}
+	spec := map[string]any{"rules": []any{rule}}
+	if in.ClassName != "" {
+		spec["ingressClassName"] = in.ClassName
+	}
+	if in.TLS {
+		tls := map[string]any{"secretName": orDefault(in.TLSSecretName, b.p.Name+"-gateway-tls")}
+		if in.Host != "" {
+			tls["hosts"] = []string{in.Host}
+		}
+		spec["tls"] = []any{tls}
+	}
+	return map[string]any{
+		"apiVersion": "networking.k8s.io/v1",
+		"kind":       "Ingress",
+		"metadata":   map[string]any{"name": v1alpha1.ComponentGateway},
+		"spec":       spec,
+	}
+}
+
+func (b *builder) metricsEnabled() bool {
+	return enabled(b.spec.Observability.Metrics.Enabled)
+}
+
+// enabled reads an optional switch whose schema default is true.
+func enabled(p *bool) bool { return p == nil || *p }
+
+// svcHost is the DNS name of a Service in the platform's namespace. Without the
+// cluster domain, so it works in clusters not named cluster.local.
+func svcHost(name, ns string) string { return name + "." + ns + ".svc" }

@@ -1,0 +1,186 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+)
+
+// statefulOverlays renders an infrastructure component from its own base: ServiceAccount,
+// generated Secret, headless and client Services, hashed ConfigMap, StatefulSet with
+// volumeClaimTemplates, and a PDB when it runs several replicas. Redis in sentinel mode
+// adds a second overlay for the sentinels.
+func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
+	s := c.Stateful
+	o, err := b.statefulOverlay(c.Name, c.Plane, s.Image, c.DesiredReplicas(), s.Resources)
+	if err != nil {
+		return nil, err
+	}
+	storage := resource.MustParse(defaultStorage)
+	if s.Storage != nil {
+		storage = *s.Storage
+	}
+	vct := []jsonOp{opReplace("/spec/volumeClaimTemplates/0/spec/resources/requests/storage", storage.String())}
+	if sc := b.spec.Global.StorageClass; sc != "" {
+		vct = append(vct, opAdd("/spec/volumeClaimTemplates/0/spec/storageClassName", sc))
+	}
+	if err := o.addJSONPatch("StatefulSet", c.Name, vct); err != nil {
+		return nil, err
+	}
+
+	ns, replicas := b.p.Namespace, c.DesiredReplicas()
+	switch c.Name {
+	case v1alpha1.ComponentPostgres:
+		o.addConfig("postgres-config", map[string]string{
+			"POSTGRES_USER": postgresUser,
+			"POSTGRES_DB":   postgresDB,
+			// A subdirectory: the volume's root may hold lost+found, which initdb refuses.
+			"PGDATA": "/var/lib/postgresql/data/pgdata",
+		}, nil)
+	case v1alpha1.ComponentRedis:
+		return b.redisOverlays(c, o)
+	case v1alpha1.ComponentMinio:
+		volumes := "/data"
+		if replicas > 1 {
+			// MinIO's own range syntax: every replica's drive, one erasure set.
+			volumes = fmt.Sprintf("http://minio-{0...%d}.minio-headless.%s.svc/data", replicas-1, ns)
+		}
+		o.addConfig("minio-config", map[string]string{"MINIO_VOLUMES": volumes}, nil)
+	case v1alpha1.ComponentKafka:
+		o.addConfig("kafka-config", b.kafkaConfig(replicas), nil)
+	default:
+		return nil, fmt.Errorf("no base for infrastructure component %s", c.Name)
+	}
+	return []*overlay{o}, nil
+}
+
+// statefulOverlay is the part every infrastructure overlay shares: labels, image,
+// replicas, resources, placement, pull secrets and PDB.
+func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override string, replicas int32, res *v1alpha1.Resources) (*overlay, error) {
+	o := newOverlay(name, plane)
+	o.k.Resources = []string{"../../base/" + name}
+	o.setLabels(b.labels(name, plane))
+	image, err := b.rel.Image(name, b.spec.Global.ImageRegistry, override)
+	if err != nil {
+		return nil, err
+	}
+	o.setImage(name, image)
+	o.k.Replicas = append(o.k.Replicas, replicaOf(name, replicas))
+
+	rr := resourcesOf(name, res)
+	ops := b.podOps(&rr, false)
+	if name == v1alpha1.ComponentKafka && b.spec.Global.ImagePullPolicy != "" {
+		ops = append(ops, opAdd("/spec/template/spec/initContainers/0/imagePullPolicy", b.spec.Global.ImagePullPolicy))
+	}
+	if err := o.addJSONPatch("StatefulSet", name, ops); err != nil {
+		return nil, err
+	}
+	if err := o.addJSONPatch("ServiceAccount", name, b.serviceAccountOps("")); err != nil {
+		return nil, err
+	}
+	if replicas > 1 {
+		if err := o.addObject("pdb.yaml", b.pdb(name)); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// redisOverlays configures Redis, and in sentinel mode its replicas and the three
+// sentinels that elect a new primary when the current one fails.
+func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, error) {
+	ns := b.p.Namespace
+	conf := strings.Join([]string{
+		"bind * -::*",
+		"port 6379",
+		"dir /data",
+		"appendonly yes",
+		// The NetworkPolicy and the Service are the boundary; the pods are not exposed.
+		"protected-mode no",
+		"",
+	}, "\n")
+	files := map[string]string{"redis.conf": conf}
+	if b.spec.Infrastructure.Redis.Mode != v1alpha1.RedisSentinel {
+		o.addConfig("redis-config", nil, files)
+		return []*overlay{o}, nil
+	}
+	primary := "redis-0.redis-headless." + ns + ".svc"
+	files["primary"] = primary + "\n"
+	o.addConfig("redis-config", nil, files)
+
+	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v1alpha1.ComponentRedisSentinel, err)
+	}
+	quorum := sentinelReplicas/2 + 1
+	sentinel := strings.Join([]string{
+		"port 26379",
+		"dir /data",
+		"sentinel resolve-hostnames yes",
+		"sentinel announce-hostnames yes",
+		fmt.Sprintf("sentinel monitor %s %s 6379 %d", redisMasterGroup, primary, quorum),
+		"sentinel down-after-milliseconds " + redisMasterGroup + " 5000",
+		"sentinel failover-timeout " + redisMasterGroup + " 60000",
+		"sentinel parallel-syncs " + redisMasterGroup + " 1",
+		"",
+	}, "\n")
+	so.addConfig("redis-sentinel-config", nil, map[string]string{"sentinel.conf": sentinel})
+	return []*overlay{o, so}, nil
+}
+
+// kafkaConfig runs every replica as broker and KRaft controller. Replication factors
+// follow the replica count, capped at the usual 3 (and min.insync at 2), so a single
+// broker still starts.
+func (b *builder) kafkaConfig(replicas int32) map[string]string {
+	ns := b.p.Namespace
+	voters := make([]string, 0, replicas)
+	for i := range replicas {
+		voters = append(voters, fmt.Sprintf("%d@kafka-%d.kafka-headless.%s.svc:9093", i, i, ns))
+	}
+	rf := strconv.Itoa(int(min(replicas, 3)))
+	isr := strconv.Itoa(int(max(min(replicas-1, 2), 1)))
+	return map[string]string{
+		"CLUSTER_ID":                                     b.kafkaClusterID(),
+		"KAFKA_PROCESS_ROLES":                            "broker,controller",
+		"KAFKA_LISTENERS":                                "PLAINTEXT://:9092,CONTROLLER://:9093",
+		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP":           "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"KAFKA_CONTROLLER_LISTENER_NAMES":                "CONTROLLER",
+		"KAFKA_INTER_BROKER_LISTENER_NAME":               "PLAINTEXT",
+		"KAFKA_CONTROLLER_QUORUM_VOTERS":                 strings.Join(voters, ","),
+		"KAFKA_LOG_DIRS":                                 "/var/lib/kafka/data/kraft",
+		"KAFKA_DEFAULT_REPLICATION_FACTOR":               rf,
+		"KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR":         rf,
+		"KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": rf,
+		"KAFKA_MIN_INSYNC_REPLICAS":                      isr,
+		"KAFKA_TRANSACTION_STATE_LOG_MIN_ISR":            isr,
+	}
+}
+
+// kafkaClusterID derives the KRaft cluster id (a base64url UUID, 22 characters) from the
+// platform's namespace and name: stable across renders, so it is not random, and
+// distinct between platforms.
+func (b *builder) kafkaClusterID() string {
+	sum := sha256.Sum256([]byte(b.p.Namespace + "/" + b.p.Name))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+func replicaOf(name string, n int32) types.Replica {
+	return types.Replica{Name: name, Count: int64(n)}
+}
+
+func resourceQuantity(n int64) *resource.Quantity {
+	return resource.NewQuantity(n, resource.DecimalSI)
+}
