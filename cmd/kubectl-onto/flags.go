@@ -1,0 +1,57 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+)
+
+// FileFlags select the platform file, shared by every command that reads one.
+type FileFlags struct {
+	// Filename of the platform file; "-" reads stdin.
+	Filename string
+}
+
+// AddFlags registers -f/--filename.
+func (f *FileFlags) AddFlags(flags *pflag.FlagSet) {
+	flags.StringVarP(&f.Filename, "filename", "f", "", "OntoPlatform file (YAML or JSON; - reads stdin)")
+}
+
+// Validate requires the file.
+func (f *FileFlags) Validate() error {
+	if f.Filename == "" {
+		return fmt.Errorf("a platform file is required: pass -f platform.yaml (kubectl onto init writes a starter)")
+	}
+	return nil
+}
+
+// OutputFlags hold -o for commands that report a result.
+type OutputFlags struct {
+	Output string
+}
+
+// AddFlags registers -o/--output with the formats the command supports.
+func (o *OutputFlags) AddFlags(flags *pflag.FlagSet, formats ...string) {
+	flags.StringVarP(&o.Output, "output", "o", "text", "Output format: "+strings.Join(formats, "|"))
+}
+
+// parsePlane turns --plane into a Plane, listing the valid names on error.
+func parsePlane(name string) (v1alpha1.Plane, error) {
+	var names []string
+	for _, p := range v1alpha1.Planes() {
+		if string(p) == name {
+			return p, nil
+		}
+		names = append(names, string(p))
+	}
+	return "", fmt.Errorf("unknown plane %q: use one of %s", name, strings.Join(names, ", "))
+}

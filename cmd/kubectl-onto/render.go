@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+)
+
+// RenderOptions are the options of `kubectl onto render`.
+type RenderOptions struct {
+	*GlobalOptions
+	FileFlags
+	OutputFlags
+	// Plane limits the output to one plane.
+	Plane string
+
+	format printers.Format
+	plane  v1alpha1.Plane
+}
+
+// NewCmdRender returns `kubectl onto render`.
+func NewCmdRender(g *GlobalOptions) *cobra.Command {
+	o := &RenderOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "render -f FILE",
+		Short: "Print every object the platform file becomes, plane by plane",
+		Long: `Render validates the file offline and prints every Kubernetes object of the
+platform in install order (tenancy, infrastructure, control, data, intelligence,
+gateway, observability), for review or for a GitOps tool. Generated Secrets carry no
+values: apply creates those in the cluster, once.`,
+		Example: `  kubectl onto render -f platform.yaml > platform.rendered.yaml
+  kubectl onto render -f platform.yaml --plane control
+  kubectl onto render -f platform.yaml -o json | jq '.items[].kind' | sort | uniq -c`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.FileFlags.AddFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "Output format: yaml|json")
+	cmd.Flags().StringVar(&o.Plane, "plane", "", "Print only this plane (tenancy, infrastructure, control, data, intelligence, gateway, observability)")
+	return cmd
+}
+
+// Complete parses the output format and plane.
+func (o *RenderOptions) Complete() (err error) {
+	if o.format, err = printers.ParseFormat(o.Output, printers.FormatYAML, printers.FormatJSON); err != nil {
+		return err
+	}
+	if o.Plane != "" {
+		o.plane, err = parsePlane(o.Plane)
+	}
+	return err
+}
+
+// Validate checks the flags.
+func (o *RenderOptions) Validate() error {
+	return o.FileFlags.Validate()
+}
+
+// Run renders every platform of the file and prints the objects.
+func (o *RenderOptions) Run(_ context.Context) error {
+	platforms, err := o.loadPlatforms(o.Filename)
+	if err != nil {
+		return err
+	}
+	var out []printers.PlaneObjects
+	for _, lp := range platforms {
+		planes, err := lp.render()
+		if err != nil {
+			return fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
+		}
+		for _, p := range planes {
+			if o.plane != "" && p.Name != o.plane {
+				continue
+			}
+			out = append(out, printers.PlaneObjects{Plane: string(p.Name), Objects: p.Objects})
+		}
+	}
+	if o.format == printers.FormatJSON {
+		return printers.WriteObjectsJSON(o.Out, out)
+	}
+	return printers.WriteObjectsYAML(o.Out, out)
+}

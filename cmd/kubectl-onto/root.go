@@ -1,0 +1,185 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/coomia-dip/kubectl-onto/manifests"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
+)
+
+// GlobalOptions are the flags every command shares: kubectl's connection flags, the
+// release catalog and verbosity. Commands embed a pointer to the one instance the root
+// command owns.
+type GlobalOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	// ReleasesDir adds release catalog entries from a directory.
+	ReleasesDir string
+	// Verbosity of debug logs on stderr; 0 is quiet.
+	Verbosity int
+	// ConfigFile is the viper config file; empty uses the default location when present.
+	ConfigFile string
+
+	genericiooptions.IOStreams
+	getenv func(string) string
+
+	validatorOnce sync.Once
+	validator     *spec.Validator
+	validatorErr  error
+}
+
+// Catalog loads the release catalog: the shipped one plus ReleasesDir.
+func (g *GlobalOptions) Catalog() (*release.Catalog, error) {
+	return release.Load(manifests.FS, manifests.ReleasesDir, g.ReleasesDir)
+}
+
+// Validator returns the offline validator, built once per process because compiling
+// the schema and CEL rules is the costly part of validation.
+func (g *GlobalOptions) Validator() (*spec.Validator, error) {
+	g.validatorOnce.Do(func() {
+		catalog, err := g.Catalog()
+		if err != nil {
+			g.validatorErr = err
+			return
+		}
+		g.validator, g.validatorErr = spec.NewValidator(catalog)
+	})
+	return g.validator, g.validatorErr
+}
+
+// Terminal returns the output styles for out.
+func (g *GlobalOptions) Terminal(out io.Writer) *printers.Terminal {
+	return printers.NewTerminal(out, g.getenv)
+}
+
+// Logger writes debug logs to ErrOut when -v is given, and nothing otherwise.
+func (g *GlobalOptions) Logger() *slog.Logger {
+	level := slog.LevelWarn
+	if g.Verbosity > 0 {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(g.ErrOut, &slog.HandlerOptions{Level: level}))
+}
+
+// NewCmdRoot builds the `kubectl onto` command tree. getenv reads the environment
+// (os.Getenv in main, a map in tests).
+func NewCmdRoot(streams genericiooptions.IOStreams, getenv func(string) string) *cobra.Command {
+	g := &GlobalOptions{
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		IOStreams:   streams,
+		getenv:      getenv,
+	}
+	v := viper.New()
+	cmd := &cobra.Command{
+		Use:   "kubectl-onto",
+		Short: "Install, upgrade, scale, diagnose and heal an OntoPlatform",
+		Long: `kubectl onto manages a whole multi-service platform on Kubernetes from one
+declarative OntoPlatform file: it validates and renders the file, plans the change
+against the cluster, applies it plane by plane, upgrades with canaries, and diagnoses
+what is wrong.
+
+Every flag can also come from the environment as ONTO_<FLAG> (ONTO_RELEASES,
+ONTO_TIMEOUT, ...) or from a config file (--config, default
+$XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
+		Example: `  # Write a starter file, check it, and see what it becomes
+  kubectl onto init --profile production
+  kubectl onto validate -f platform.yaml
+  kubectl onto render -f platform.yaml --plane control`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations: map[string]string{
+			cobra.CommandDisplayNameAnnotation: "kubectl onto",
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return bindEnvAndConfig(cmd, v, g.ConfigFile, getenv)
+		},
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+
+	flags := cmd.PersistentFlags()
+	g.ConfigFlags.AddFlags(flags)
+	flags.StringVar(&g.ReleasesDir, "releases", "", "Directory of extra release catalog entries (<version>.yaml), e.g. for an air-gapped registry")
+	flags.IntVarP(&g.Verbosity, "verbosity", "v", 0, "Debug log level on stderr (0 is quiet)")
+	flags.StringVar(&g.ConfigFile, "config", "", "Config file with flag defaults (default $XDG_CONFIG_HOME/kubectl-onto/config.yaml)")
+
+	cmd.AddCommand(
+		NewCmdVersion(g),
+		NewCmdInit(g),
+		NewCmdValidate(g),
+		NewCmdRender(g),
+	)
+	return cmd
+}
+
+// bindEnvAndConfig gives every flag the user did not set on the command line its value
+// from ONTO_<FLAG> or from the config file, in that order of precedence.
+func bindEnvAndConfig(cmd *cobra.Command, v *viper.Viper, configFile string, getenv func(string) string) error {
+	if configFile == "" {
+		dir := getenv("XDG_CONFIG_HOME")
+		if dir == "" {
+			if home := getenv("HOME"); home != "" {
+				dir = filepath.Join(home, ".config")
+			}
+		}
+		if dir != "" {
+			if p := filepath.Join(dir, "kubectl-onto", "config.yaml"); fileExists(p) {
+				configFile = p
+			}
+		}
+	}
+	if configFile != "" {
+		v.SetConfigFile(configFile)
+		if err := v.ReadInConfig(); err != nil {
+			return fmt.Errorf("read config file %s: %w", configFile, err)
+		}
+	}
+	var errs []error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		env := "ONTO_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		val, ok := "", false
+		if e := getenv(env); e != "" {
+			val, ok = e, true
+		} else if v.IsSet(f.Name) {
+			val, ok = v.GetString(f.Name), true
+		}
+		if !ok {
+			return
+		}
+		if err := f.Value.Set(val); err != nil {
+			errs = append(errs, fmt.Errorf("%s: invalid value %q for --%s: %w", env, val, f.Name, err))
+		}
+	})
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/buildinfo"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+)
+
+// VersionOptions are the options of `kubectl onto version`.
+type VersionOptions struct {
+	*GlobalOptions
+	OutputFlags
+	format printers.Format
+}
+
+// versionResult is what `version` reports.
+type versionResult struct {
+	buildinfo.Info
+	// PlatformVersions are the versions in the release catalog.
+	PlatformVersions []string `json:"platformVersions"`
+}
+
+// WriteText prints the version the way `kubectl version --client` does.
+func (r versionResult) WriteText(out io.Writer, _ *printers.Terminal) error {
+	_, err := fmt.Fprintf(out, "kubectl-onto %s (%s, %s)\nplatform versions: %v\n",
+		r.Version, r.GoVersion, r.Platform, r.PlatformVersions)
+	return err
+}
+
+// NewCmdVersion returns `kubectl onto version`.
+func NewCmdVersion(g *GlobalOptions) *cobra.Command {
+	o := &VersionOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the plugin's version and the platform versions it can install",
+		Example: `  kubectl onto version
+  kubectl onto version -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
+	return cmd
+}
+
+// Complete parses the output format.
+func (o *VersionOptions) Complete() (err error) {
+	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
+	return err
+}
+
+// Run prints the version.
+func (o *VersionOptions) Run(_ context.Context) error {
+	catalog, err := o.Catalog()
+	if err != nil {
+		return err
+	}
+	res := versionResult{Info: buildinfo.Get(), PlatformVersions: catalog.Versions()}
+	return printers.Write(o.Out, o.format, o.Terminal(o.Out), res)
+}
