@@ -1,0 +1,35 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import "github.com/coomia-dip/kubectl-onto/pkg/plan"
+
+// EventType says what an Event reports.
+type EventType string
+
+// Event types, in the order a run emits them.
+const (
+	EventNoChanges     EventType = "NoChanges"
+	EventPlaneStarted  EventType = "PlaneStarted"
+	EventObjectApplied EventType = "ObjectApplied"
+	EventWaiting       EventType = "Waiting"
+	EventPlaneReady    EventType = "PlaneReady"
+	EventPlaneFailed   EventType = "PlaneFailed"
+	EventObjectPruned  EventType = "ObjectPruned"
+	EventDone          EventType = "Done"
+)
+
+// Event is one step of an apply, for progress output (text lines, a spinner, or JSON
+// lines for CI). It never holds a Secret value.
+type Event struct {
+	Type    EventType   `json:"type"`
+	Plane   string      `json:"plane,omitempty"`
+	Object  string      `json:"object,omitempty"`
+	Action  plan.Action `json:"action,omitempty"`
+	Ready   bool        `json:"ready,omitempty"`
+	Message string      `json:"message,omitempty"`
+}

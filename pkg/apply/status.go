@@ -1,0 +1,222 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// crdEstablishTimeout bounds the wait for the API server to serve a new CRD.
+const crdEstablishTimeout = time.Minute
+
+// recordStatus computes the OntoPlatform's status from the live workloads and writes it
+// when it differs from what is stored. starting marks the beginning of a run
+// (Progressing); applyErr is how the run ended.
+func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, applyErr error, starting bool) (*v1alpha1.OntoPlatformStatus, error) {
+	ri, err := a.Clients.Resource(d.Platform)
+	if err != nil {
+		return nil, err
+	}
+	live, err := ri.Get(ctx, d.Platform.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil // not stored (a dry run, or the parent was never applied)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", p.Platform, err)
+	}
+	var current v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &current); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", p.Platform, err)
+	}
+	next := *current.Status.DeepCopy()
+	now := metav1.NewTime(a.now())
+	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
+			Message: msg, ObservedGeneration: current.Generation, LastTransitionTime: now})
+	}
+
+	if starting {
+		switch {
+		case next.Version == "":
+			next.Phase = v1alpha1.PhaseInstalling
+		case next.Version != d.Version:
+			next.Phase = v1alpha1.PhaseUpgrading
+		}
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonApplying, fmt.Sprintf("applying version %s", d.Version))
+		return a.writeStatus(ctx, live, current.Status, next)
+	}
+
+	var workloads []*unstructured.Unstructured
+	for _, o := range d.Objects() {
+		if health.IsWorkload(o) {
+			workloads = append(workloads, o)
+		}
+	}
+	comps, err := health.ObserveComponents(ctx, a.Clients, workloads)
+	if err != nil {
+		return nil, err
+	}
+	next.Components = comps
+	ready, total := health.CountReady(comps)
+	next.ReadyComponents = fmt.Sprintf("%d/%d", ready, total)
+	set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "")
+	switch {
+	case applyErr != nil:
+		next.Phase = v1alpha1.PhaseError
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, applyErr.Error())
+		set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonApplyFailed, applyErr.Error())
+	case ready < total:
+		next.Phase = v1alpha1.PhaseDegraded
+		msg := notReadyMessage(comps)
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonComponentsFailed, msg)
+		set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonComponentsFailed, msg)
+	default:
+		next.Phase = v1alpha1.PhaseRunning
+		next.Version = d.Version
+		next.ObservedGeneration = current.Generation
+		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
+		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
+	}
+	if p.HasChanges() {
+		next.History = appendRevision(next.History, v1alpha1.Revision{
+			Version: d.Version, Time: now, Action: opts.Action,
+			Result: resultOf(applyErr), Message: errMessage(applyErr),
+		})
+	}
+	return a.writeStatus(ctx, live, current.Status, next)
+}
+
+func (a *Applier) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func notReadyMessage(comps []v1alpha1.ComponentStatus) string {
+	for _, c := range comps {
+		if !c.Ready {
+			return fmt.Sprintf("%s: %d/%d ready: %s", c.Name, c.ReadyReplicas, c.DesiredReplicas, c.Message)
+		}
+	}
+	return ""
+}
+
+func resultOf(err error) v1alpha1.RevisionResult {
+	if err != nil {
+		return v1alpha1.RevisionFailed
+	}
+	return v1alpha1.RevisionSucceeded
+}
+
+func errMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// appendRevision adds r with the next revision number, keeping the newest MaxHistory.
+func appendRevision(h []v1alpha1.Revision, r v1alpha1.Revision) []v1alpha1.Revision {
+	r.Revision = 1
+	if len(h) > 0 {
+		r.Revision = h[len(h)-1].Revision + 1
+	}
+	h = append(h, r)
+	if len(h) > v1alpha1.MaxHistory {
+		h = h[len(h)-v1alpha1.MaxHistory:]
+	}
+	return h
+}
+
+// writeStatus writes next with a server-side apply of the status subresource, unless it
+// equals old: an unchanged platform gets no write.
+func (a *Applier) writeStatus(ctx context.Context, live *unstructured.Unstructured, old, next v1alpha1.OntoPlatformStatus) (*v1alpha1.OntoPlatformStatus, error) {
+	if reflect.DeepEqual(old, next) {
+		return &next, nil
+	}
+	patch := map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(),
+		"kind":       v1alpha1.Kind,
+		"metadata":   map[string]any{"name": live.GetName(), "namespace": live.GetNamespace()},
+		"status":     next,
+	}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return nil, err
+	}
+	ri, err := a.Clients.Resource(live)
+	if err != nil {
+		return nil, err
+	}
+	force := true
+	if _, err := ri.Patch(ctx, live.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: a.fieldManager(), Force: &force}, "status"); err != nil {
+		return nil, fmt.Errorf("write status of %s/%s: %w", live.GetNamespace(), live.GetName(), err)
+	}
+	return &next, nil
+}
+
+// waitCRD waits, by watch, until the API server serves the CRD (Established).
+func (a *Applier) waitCRD(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, crdEstablishTimeout)
+	defer cancel()
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	gvr, err := a.resourceOf(crd)
+	if err != nil {
+		return err
+	}
+	ri := a.Clients.Dynamic.Resource(gvr)
+	sel := "metadata.name=" + name
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return ri.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return ri.Watch(ctx, o)
+		},
+	}
+	_, err = watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Established" && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CRD %s not established: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package health decides whether a platform's workloads are ready, waits for them with
+// watches, and explains why one is not (pods pending and why, crash loops, image pulls,
+// OOM kills). apply, status, upgrade and doctor share it.
+package health
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+)
+
+// Workload kinds whose readiness a plane waits for. Everything else (Services,
+// ConfigMaps, PDBs...) is ready once it exists.
+const (
+	KindDeployment  = "Deployment"
+	KindStatefulSet = "StatefulSet"
+)
+
+// IsWorkload reports whether obj is a Deployment or StatefulSet.
+func IsWorkload(obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	return gvk.Group == "apps" && (gvk.Kind == KindDeployment || gvk.Kind == KindStatefulSet)
+}
+
+// Ready is the readiness of one object, by kstatus rules (observed generation, updated,
+// ready and available replicas), the rules kapp, Flux and cli-utils use.
+type Ready struct {
+	Ready   bool
+	Message string
+}
+
+// Check computes whether a live object is ready.
+func Check(obj *unstructured.Unstructured) Ready {
+	res, err := kstatus.Compute(obj)
+	if err != nil {
+		return Ready{Message: err.Error()}
+	}
+	return Ready{Ready: res.Status == kstatus.CurrentStatus, Message: res.Message}
+}
+
+// Replicas returns the desired and ready replicas of a Deployment or StatefulSet.
+func Replicas(obj *unstructured.Unstructured) (desired, ready int32) {
+	d, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	if !found {
+		d = 1
+	}
+	r, _, _ := unstructured.NestedInt64(obj.Object, "status", "readyReplicas")
+	return int32(d), int32(r)
+}
+
+// Explain says why a workload is not ready, from its pods: the first pod problem
+// found for each distinct reason, such as
+// `pod reasoning-service-6c9f Pending: 0/5 nodes are available: 5 Insufficient nvidia.com/gpu`.
+// It returns "" when the pods show nothing wrong (they may just be starting).
+func Explain(ctx context.Context, kc kubernetes.Interface, workload *unstructured.Unstructured) (string, error) {
+	selector, err := selectorOf(workload)
+	if err != nil {
+		return "", err
+	}
+	pods, err := kc.CoreV1().Pods(workload.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return "", fmt.Errorf("list pods of %s: %w", workload.GetName(), err)
+	}
+	return ExplainPods(pods.Items), nil
+}
+
+// ExplainPods summarises what is wrong with pods, one clause per distinct problem.
+func ExplainPods(pods []corev1.Pod) string {
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	seen := map[string]bool{}
+	var out []string
+	for i := range pods {
+		for _, problem := range PodProblems(&pods[i]) {
+			if seen[problem.Reason] {
+				continue
+			}
+			seen[problem.Reason] = true
+			out = append(out, fmt.Sprintf("pod %s %s", pods[i].Name, problem))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// Problem is one reason a pod is not healthy.
+type Problem struct {
+	// Reason is a short machine-readable cause: Unschedulable, CrashLoopBackOff,
+	// ImagePullBackOff, OOMKilled, Evicted, NotReady...
+	Reason  string
+	Message string
+}
+
+func (p Problem) String() string {
+	if p.Message == "" {
+		return p.Reason
+	}
+	return p.Reason + ": " + p.Message
+}
+
+// PodProblems lists what is wrong with one pod; nil when it is running and ready.
+func PodProblems(pod *corev1.Pod) []Problem {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	var out []Problem
+	if pod.Status.Phase == corev1.PodFailed {
+		reason := pod.Status.Reason
+		if reason == "" {
+			reason = "Failed"
+		}
+		return []Problem{{Reason: reason, Message: pod.Status.Message}}
+	}
+	if pod.Status.Phase == corev1.PodPending {
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				out = append(out, Problem{Reason: "Unschedulable", Message: c.Message})
+			}
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			msg := fmt.Sprintf("container %s (restarts %d)", cs.Name, cs.RestartCount)
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				msg += fmt.Sprintf(", last exit %s/%d", t.Reason, t.ExitCode)
+			}
+			out = append(out, Problem{Reason: w.Reason, Message: msg})
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" && (cs.State.Waiting == nil) {
+			out = append(out, Problem{Reason: "OOMKilled", Message: fmt.Sprintf("container %s was killed for exceeding its memory limit (restarts %d)", cs.Name, cs.RestartCount)})
+		}
+	}
+	if len(out) == 0 && pod.Status.Phase == corev1.PodRunning && !podReady(pod) {
+		out = append(out, Problem{Reason: "NotReady", Message: "readiness probe not passing"})
+	}
+	return out
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// selectorOf is the label selector of a workload's pods, for callers that list them.
+func selectorOf(obj *unstructured.Unstructured) (labels.Selector, error) {
+	sel, found, err := unstructured.NestedMap(obj.Object, "spec", "selector")
+	if err != nil || !found {
+		return labels.Nothing(), err
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls); err != nil {
+		return nil, err
+	}
+	return metav1.LabelSelectorAsSelector(&ls)
+}

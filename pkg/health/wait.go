@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+)
+
+// Update reports a change in one workload's readiness while waiting.
+type Update struct {
+	Object  *unstructured.Unstructured
+	Ready   bool
+	Message string
+}
+
+// NotReadyError lists the workloads that were not ready when a wait ended.
+type NotReadyError struct {
+	// Objects are the workloads still not ready, with kstatus's message.
+	Objects []*unstructured.Unstructured
+	Reasons map[string]string
+	Cause   error
+}
+
+func (e *NotReadyError) Error() string {
+	var parts []string
+	for _, o := range e.Objects {
+		parts = append(parts, fmt.Sprintf("%s %s/%s: %s", o.GetKind(), o.GetNamespace(), o.GetName(), e.Reasons[o.GetName()+"/"+o.GetKind()]))
+	}
+	return fmt.Sprintf("not ready: %s", strings.Join(parts, "; "))
+}
+
+func (e *NotReadyError) Unwrap() error { return e.Cause }
+
+// Waiter waits for workloads with watches (an informer-backed list+watch per kind),
+// never by sleeping.
+type Waiter struct {
+	Dynamic dynamic.Interface
+}
+
+// Wait blocks until every workload in objs (Deployments and StatefulSets; other kinds
+// are ignored) is ready, ctx ends, or ctx's deadline passes. onUpdate, when not nil,
+// hears every readiness change. On timeout it returns a *NotReadyError.
+func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, resourceOf func(*unstructured.Unstructured) (schema.GroupVersionResource, error), onUpdate func(Update)) error {
+	type key struct {
+		gvr schema.GroupVersionResource
+		ns  string
+	}
+	groups := map[key]map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if !IsWorkload(o) {
+			continue
+		}
+		gvr, err := resourceOf(o)
+		if err != nil {
+			return err
+		}
+		k := key{gvr, o.GetNamespace()}
+		if groups[k] == nil {
+			groups[k] = map[string]*unstructured.Unstructured{}
+		}
+		groups[k][o.GetName()] = o
+	}
+	var (
+		mu       sync.Mutex
+		pending  = map[string]*unstructured.Unstructured{}
+		messages = map[string]string{}
+		wg       sync.WaitGroup
+		errs     []error
+	)
+	for k, names := range groups {
+		for n, o := range names {
+			pending[n+"/"+o.GetKind()] = o
+			messages[n+"/"+o.GetKind()] = "not observed yet"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ri := w.Dynamic.Resource(k.gvr).Namespace(k.ns)
+			lw := &cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+					return ri.List(ctx, opts)
+				},
+				WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+					return ri.Watch(ctx, opts)
+				},
+			}
+			ready := map[string]bool{}
+			_, err := watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
+				obj, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok || names[obj.GetName()] == nil {
+					return len(ready) == len(names), nil
+				}
+				id := obj.GetName() + "/" + obj.GetKind()
+				r := Check(obj)
+				if ev.Type == watch.Deleted {
+					r = Ready{Message: "deleted"}
+				}
+				mu.Lock()
+				changed := ready[obj.GetName()] != r.Ready || messages[id] != r.Message
+				messages[id] = r.Message
+				if r.Ready {
+					ready[obj.GetName()] = true
+					delete(pending, id)
+				} else {
+					delete(ready, obj.GetName())
+					pending[id] = obj
+				}
+				mu.Unlock()
+				if changed && onUpdate != nil {
+					onUpdate(Update{Object: obj, Ready: r.Ready, Message: r.Message})
+				}
+				return len(ready) == len(names), nil
+			})
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(pending) == 0 {
+		return nil
+	}
+	nr := &NotReadyError{Reasons: messages, Cause: errors.Join(errs...)}
+	for _, o := range pending {
+		nr.Objects = append(nr.Objects, o)
+	}
+	sort.Slice(nr.Objects, func(i, j int) bool { return nr.Objects[i].GetName() < nr.Objects[j].GetName() })
+	if nr.Cause == nil {
+		nr.Cause = context.DeadlineExceeded
+	}
+	return nr
+}

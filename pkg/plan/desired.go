@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package plan
+
+import (
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/manifests"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+)
+
+// PlaneLabel records on every object the plane it belongs to, so prune and uninstall
+// can order objects the platform no longer renders.
+const PlaneLabel = "onto.paas/plane"
+
+// Desired is everything one apply writes: the CRD, the OntoPlatform object (the
+// inventory's parent) and each plane's objects, labelled as inventory members.
+type Desired struct {
+	CRD         *unstructured.Unstructured
+	Platform    *unstructured.Unstructured
+	Planes      []render.Plane
+	InventoryID string
+	// Namespace of the platform and of every namespaced object.
+	Namespace string
+	Version   string
+}
+
+// CRD returns the OntoPlatform CRD compiled into the binary.
+func CRD() (*unstructured.Unstructured, error) {
+	data, err := manifests.FS.ReadFile(manifests.CRDPath)
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		return nil, fmt.Errorf("decode CRD: %w", err)
+	}
+	return obj, nil
+}
+
+// NewDesired prepares what applying p writes. planes are copied, not changed.
+func NewDesired(p *v1alpha1.OntoPlatform, planes []render.Plane) (*Desired, error) {
+	crd, err := CRD()
+	if err != nil {
+		return nil, err
+	}
+	id := inventory.ID(p.Namespace, p.Name)
+	d := &Desired{CRD: crd, InventoryID: id, Namespace: p.Namespace, Version: p.Spec.Version}
+	var all []*unstructured.Unstructured
+	for _, pl := range planes {
+		cp := render.Plane{Name: pl.Name, Objects: make([]*unstructured.Unstructured, len(pl.Objects))}
+		for i, o := range pl.Objects {
+			o = o.DeepCopy()
+			inventory.Label(o, id)
+			labels := o.GetLabels()
+			labels[PlaneLabel] = string(pl.Name)
+			o.SetLabels(labels)
+			cp.Objects[i] = o
+			all = append(all, o)
+		}
+		d.Planes = append(d.Planes, cp)
+	}
+	d.Platform, err = parentObject(p, id, inventory.FormatGroupKinds(inventory.GroupKinds(all)))
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// parentObject is the OntoPlatform as applied: metadata, the ApplySet parent labels
+// and annotations, and the spec. Status is written separately.
+func parentObject(p *v1alpha1.OntoPlatform, id, groupKinds string) (*unstructured.Unstructured, error) {
+	specMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("convert spec: %w", err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": specMap}}
+	obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
+	obj.SetName(p.Name)
+	obj.SetNamespace(p.Namespace)
+	labels := maps.Clone(p.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[inventory.IDLabel] = id
+	obj.SetLabels(labels)
+	ann := maps.Clone(p.Annotations)
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	// kubectl's last-applied annotation would make kubectl treat the object as its own.
+	delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
+	ann[inventory.ToolingAnnotation] = inventory.Tooling
+	ann[inventory.ContainsGroupKindsAnnot] = groupKinds
+	obj.SetAnnotations(ann)
+	return obj, nil
+}
+
+// Objects lists every plane object, in apply order.
+func (d *Desired) Objects() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, p := range d.Planes {
+		out = append(out, p.Objects...)
+	}
+	return out
+}
+
+// IsGenerated reports whether obj is a Secret whose values apply generates once, in the
+// cluster; such a Secret is created when absent and never updated.
+func IsGenerated(obj *unstructured.Unstructured) bool {
+	_, ok := obj.GetAnnotations()[render.AnnotationGenerateKeys]
+	return ok && isSecret(obj)
+}

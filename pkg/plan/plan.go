@@ -1,0 +1,159 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package plan computes what applying a platform would change in a cluster, as a value:
+// for every object, create, update (with the changed fields), delete (prune) or
+// unchanged, found by a server-side apply dry-run against the live object. It prints
+// nothing; pkg/printers shows a Plan, and pkg/apply executes one.
+package plan
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Action is what applying does to one object.
+type Action string
+
+// Actions.
+const (
+	ActionCreate    Action = "create"
+	ActionUpdate    Action = "update"
+	ActionDelete    Action = "delete"
+	ActionUnchanged Action = "unchanged"
+)
+
+// PlatformPlane groups the CRD and the OntoPlatform object itself, planned before the
+// platform's planes because everything else depends on them.
+const PlatformPlane = "platform"
+
+// Plan is every change of one platform, by plane in apply order.
+type Plan struct {
+	// Platform is the OntoPlatform the plan is for.
+	Platform ObjectRef `json:"platform"`
+	// Version is the platform version the plan installs.
+	Version string `json:"version"`
+	// InventoryID is the ApplySet id the objects carry.
+	InventoryID string      `json:"inventoryID"`
+	Planes      []PlanePlan `json:"planes"`
+	Summary     Summary     `json:"summary"`
+}
+
+// PlanePlan is the changes of one plane.
+type PlanePlan struct {
+	Name    string   `json:"name"`
+	Changes []Change `json:"changes"`
+}
+
+// Change is what happens to one object.
+type Change struct {
+	Action Action    `json:"action"`
+	Object ObjectRef `json:"object"`
+	// Fields changed by an update, with old and new values (Secret values masked).
+	Fields []FieldChange `json:"fields,omitempty"`
+	// Conflicts are fields another field manager owns that this apply would take over;
+	// apply fails on them unless forced.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// ResourceVersion of the live object when the plan was made; applying a saved plan
+	// refuses to run if it changed. Empty for creates.
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Desired is the object to apply (creates and updates). It never holds a Secret
+	// value: rendered Secrets carry none.
+	Desired *unstructured.Unstructured `json:"desired,omitempty"`
+}
+
+// FieldChange is one changed field of an update. Old is absent for an added field and
+// New for a removed one.
+type FieldChange struct {
+	Path string `json:"path"`
+	Old  any    `json:"old,omitempty"`
+	New  any    `json:"new,omitempty"`
+}
+
+// Conflict is a field owned by another manager.
+type Conflict struct {
+	Field   string `json:"field"`
+	Manager string `json:"manager"`
+	Message string `json:"message,omitempty"`
+}
+
+// ObjectRef names an object.
+type ObjectRef struct {
+	Group     string `json:"group,omitempty"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// RefOf returns the reference of obj.
+func RefOf(obj *unstructured.Unstructured) ObjectRef {
+	gvk := obj.GroupVersionKind()
+	return ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// GroupVersionKind of the reference.
+func (r ObjectRef) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+// String is "Kind namespace/name", or "Kind name" when cluster-scoped.
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// key identifies an object across versions of its group.
+func (r ObjectRef) key() string {
+	return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// Summary counts the changes of a plan.
+type Summary struct {
+	Create    int `json:"create"`
+	Update    int `json:"update"`
+	Delete    int `json:"delete"`
+	Unchanged int `json:"unchanged"`
+	Conflicts int `json:"conflicts"`
+}
+
+// HasChanges reports whether applying the plan would write anything.
+func (p *Plan) HasChanges() bool {
+	return p.Summary.Create+p.Summary.Update+p.Summary.Delete > 0
+}
+
+// summarize recounts the summary from the changes.
+func (p *Plan) summarize() {
+	var s Summary
+	for _, pl := range p.Planes {
+		for _, c := range pl.Changes {
+			switch c.Action {
+			case ActionCreate:
+				s.Create++
+			case ActionUpdate:
+				s.Update++
+			case ActionDelete:
+				s.Delete++
+			case ActionUnchanged:
+				s.Unchanged++
+			}
+			s.Conflicts += len(c.Conflicts)
+		}
+	}
+	p.Summary = s
+}
+
+// Plane returns the plan of the named plane, or nil.
+func (p *Plan) Plane(name string) *PlanePlan {
+	for i := range p.Planes {
+		if p.Planes[i].Name == name {
+			return &p.Planes[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+)
+
+// FieldManager is the server-side apply field manager of every write this tool makes.
+const FieldManager = "kubectl-onto"
+
+// DefaultConcurrency bounds the dry-runs in flight at once.
+const DefaultConcurrency = 8
+
+// Planner computes plans against one cluster.
+type Planner struct {
+	Clients *kube.Clients
+	// FieldManager of the dry-runs; FieldManager when empty.
+	FieldManager string
+	// Concurrency of dry-runs; DefaultConcurrency when 0.
+	Concurrency int
+}
+
+// Plan compares d with the cluster: one server-side apply dry-run per object that
+// exists, one list per kind for the live objects and the inventory. Nothing is written.
+func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
+	p := &Plan{
+		Platform:    RefOf(d.Platform),
+		Version:     d.Version,
+		InventoryID: d.InventoryID,
+	}
+
+	// The CRD first: without it the OntoPlatform and, without the namespace, every
+	// namespaced object can only be a create, and a dry-run of them would fail.
+	crdChange, err := pl.planObject(ctx, d.CRD, nil, true)
+	if err != nil {
+		return nil, fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
+	}
+	crdExists := crdChange.Action != ActionCreate
+
+	live, nsExists, err := pl.liveObjects(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+
+	platformPlane := PlanePlan{Name: PlatformPlane, Changes: []Change{crdChange}}
+	var parentChange Change
+	if crdExists && nsExists {
+		parentChange, err = pl.planObject(ctx, d.Platform, live[RefOf(d.Platform).key()], false)
+		if err != nil {
+			return nil, fmt.Errorf("plan %s: %w", RefOf(d.Platform), err)
+		}
+	} else {
+		parentChange = createChange(d.Platform)
+	}
+	platformPlane.Changes = append(platformPlane.Changes, parentChange)
+	p.Planes = append(p.Planes, platformPlane)
+
+	// Every plane object, concurrently; results keep the rendered order.
+	objs := d.Objects()
+	changes := make([]Change, len(objs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(pl.concurrency())
+	for i, obj := range objs {
+		g.Go(func() error {
+			ref := RefOf(obj)
+			liveObj := live[ref.key()]
+			switch {
+			case obj.GetNamespace() != "" && !nsExists:
+				changes[i] = createChange(obj)
+			case IsGenerated(obj):
+				if liveObj == nil {
+					changes[i] = createChange(obj)
+				} else {
+					changes[i] = Change{Action: ActionUnchanged, Object: ref, ResourceVersion: liveObj.GetResourceVersion()}
+				}
+			default:
+				ch, err := pl.planObject(gctx, obj, liveObj, false)
+				if err != nil {
+					return fmt.Errorf("plan %s: %w", ref, err)
+				}
+				changes[i] = ch
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	i := 0
+	for _, pln := range d.Planes {
+		pp := PlanePlan{Name: string(pln.Name), Changes: changes[i : i+len(pln.Objects)]}
+		i += len(pln.Objects)
+		p.Planes = append(p.Planes, pp)
+	}
+
+	pl.addDeletes(p, d, live)
+	p.summarize()
+	return p, nil
+}
+
+func (pl *Planner) concurrency() int {
+	if pl.Concurrency > 0 {
+		return pl.Concurrency
+	}
+	return DefaultConcurrency
+}
+
+func (pl *Planner) fieldManager() string {
+	if pl.FieldManager != "" {
+		return pl.FieldManager
+	}
+	return FieldManager
+}
+
+func createChange(obj *unstructured.Unstructured) Change {
+	return Change{Action: ActionCreate, Object: RefOf(obj), Desired: obj}
+}
+
+// planObject dry-runs the apply of obj. live is the live object when the caller listed
+// it; when fetchLive is set the live object is read here instead (cluster-scoped
+// objects outside the inventory, such as the CRD).
+func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured, fetchLive bool) (Change, error) {
+	ri, err := pl.Clients.Resource(obj)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return Change{}, fmt.Errorf("the cluster does not serve %s: %w", obj.GroupVersionKind(), err)
+		}
+		return Change{}, err
+	}
+	if fetchLive {
+		live, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return createChange(obj), nil
+		}
+		if err != nil {
+			return Change{}, err
+		}
+	}
+	if live == nil {
+		return createChange(obj), nil
+	}
+	data, err := obj.MarshalJSON()
+	if err != nil {
+		return Change{}, err
+	}
+	opts := metav1.PatchOptions{FieldManager: pl.fieldManager(), DryRun: []string{metav1.DryRunAll}}
+	merged, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
+	var conflicts []Conflict
+	if apierrors.IsConflict(err) {
+		// Show the conflict instead of failing: what the apply would take over, from
+		// whom. The forced dry-run then gives the rest of the diff.
+		conflicts = conflictsOf(err)
+		force := true
+		opts.Force = &force
+		merged, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
+	}
+	if err != nil {
+		return Change{}, err
+	}
+	ch := Change{Object: RefOf(obj), ResourceVersion: live.GetResourceVersion(), Conflicts: conflicts}
+	ch.Fields = Diff(live, merged)
+	if len(ch.Fields) == 0 && len(conflicts) == 0 {
+		ch.Action = ActionUnchanged
+		return ch, nil
+	}
+	ch.Action = ActionUpdate
+	ch.Desired = obj
+	return ch, nil
+}
+
+var conflictManager = regexp.MustCompile(`conflict with "([^"]+)"`)
+
+// conflictsOf reads the field-manager conflicts out of an apply's 409 error.
+func conflictsOf(err error) []Conflict {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return []Conflict{{Message: err.Error()}}
+	}
+	var out []Conflict
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		c := Conflict{Field: cause.Field, Message: cause.Message}
+		if m := conflictManager.FindStringSubmatch(cause.Message); m != nil {
+			c.Manager = m[1]
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		out = append(out, Conflict{Message: err.Error()})
+	}
+	return out
+}
+
+// liveObjects lists, once per kind, the live objects of the platform's namespace (and
+// its cluster-scoped members), keyed by ObjectRef.key. It also reports whether the
+// namespace exists.
+func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*unstructured.Unstructured, bool, error) {
+	c := pl.Clients
+	live := map[string]*unstructured.Unstructured{}
+	nsExists := true
+	if _, err := c.Kube.CoreV1().Namespaces().Get(ctx, d.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		nsExists = false
+	} else if err != nil {
+		return nil, false, fmt.Errorf("get namespace %s: %w", d.Namespace, err)
+	}
+
+	// Kinds rendered now, kinds recorded on the parent from earlier applies (they may
+	// hold objects to prune) and the parent itself.
+	var previous []schema.GroupKind
+	gks := inventory.Union(inventory.GroupKinds(d.Objects()), []schema.GroupKind{v1alpha1.GroupVersionKind.GroupKind()})
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(pl.concurrency())
+	listKind := func(gk schema.GroupKind) error {
+		mapping, err := c.Mapper.RESTMapping(gk)
+		if meta.IsNoMatchError(err) {
+			c.Mapper.Reset()
+			mapping, err = c.Mapper.RESTMapping(gk)
+		}
+		if meta.IsNoMatchError(err) {
+			return nil // not served: nothing live; planObject names it if rendered
+		}
+		if err != nil {
+			return fmt.Errorf("map %s: %w", gk, err)
+		}
+		opts := metav1.ListOptions{}
+		ri := c.Dynamic.Resource(mapping.Resource).Namespace(d.Namespace)
+		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+			// Cluster-wide lists would read every tenant's objects: members only.
+			opts.LabelSelector = inventory.PartOfLabel + "=" + d.InventoryID
+			ri = c.Dynamic.Resource(mapping.Resource)
+		} else if !nsExists {
+			return nil
+		}
+		list, err := ri.List(gctx, opts)
+		if err != nil {
+			return fmt.Errorf("list %s in %s: %w", gk, d.Namespace, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range list.Items {
+			o := &list.Items[i]
+			live[RefOf(o).key()] = o
+		}
+		return nil
+	}
+	for _, gk := range gks {
+		g.Go(func() error { return listKind(gk) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, false, err
+	}
+	// Kinds only the parent remembers, found once the parent is read.
+	if parent := live[RefOf(d.Platform).key()]; parent != nil {
+		previous = inventory.ParseGroupKinds(parent.GetAnnotations()[inventory.ContainsGroupKindsAnnot])
+	}
+	known := map[schema.GroupKind]bool{}
+	for _, gk := range gks {
+		known[gk] = true
+	}
+	for _, gk := range previous {
+		if !known[gk] {
+			if err := listKind(gk); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	// The namespace is cluster-scoped and may not carry the inventory label yet.
+	if nsExists {
+		if ns, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, d.Namespace, metav1.GetOptions{}); err == nil {
+			live[RefOf(ns).key()] = ns
+		}
+	}
+	return live, nsExists, nil
+}
+
+// addDeletes adds a delete for every live inventory member the platform no longer
+// renders. PersistentVolumeClaims are never pruned: they hold data.
+func (pl *Planner) addDeletes(p *Plan, d *Desired, live map[string]*unstructured.Unstructured) {
+	desired := map[string]bool{RefOf(d.Platform).key(): true}
+	for _, o := range d.Objects() {
+		desired[RefOf(o).key()] = true
+	}
+	var deletes []*unstructured.Unstructured
+	for key, o := range live {
+		if desired[key] || o.GetLabels()[inventory.PartOfLabel] != d.InventoryID {
+			continue
+		}
+		if gvk := o.GroupVersionKind(); gvk.Group == "" && gvk.Kind == "PersistentVolumeClaim" {
+			continue
+		}
+		deletes = append(deletes, o)
+	}
+	sort.Slice(deletes, func(i, j int) bool { return RefOf(deletes[i]).key() < RefOf(deletes[j]).key() })
+	for _, o := range deletes {
+		plane := o.GetLabels()[PlaneLabel]
+		pp := p.Plane(plane)
+		if pp == nil {
+			p.Planes = append(p.Planes, PlanePlan{Name: plane})
+			pp = &p.Planes[len(p.Planes)-1]
+		}
+		pp.Changes = append(pp.Changes, Change{Action: ActionDelete, Object: RefOf(o), ResourceVersion: o.GetResourceVersion()})
+	}
+}

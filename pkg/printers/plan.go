@@ -1,0 +1,122 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package printers
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// PlanView shows a plan. JSON and YAML print the Plan itself, which `apply --plan`
+// reads back.
+type PlanView struct {
+	*plan.Plan
+	// ShowUnchanged lists unchanged objects one by one instead of counting them.
+	ShowUnchanged bool
+}
+
+// MarshalJSON prints the plan alone, without view options.
+func (v PlanView) MarshalJSON() ([]byte, error) { return json.Marshal(v.Plan) }
+
+// maxValueWidth keeps one changed field on one line.
+const maxValueWidth = 72
+
+// WriteText prints the plan grouped by plane, the way `terraform plan` reads: a sign and
+// action per object, the changed fields under updates, conflicts, then a summary.
+func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
+	p := v.Plan
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan for OntoPlatform %s/%s (version %s)\n", p.Platform.Namespace, p.Platform.Name, p.Version)
+	for _, pl := range p.Planes {
+		unchanged := 0
+		var lines []string
+		for _, c := range pl.Changes {
+			if c.Action == plan.ActionUnchanged && !v.ShowUnchanged {
+				unchanged++
+				continue
+			}
+			lines = append(lines, changeLines(c, t)...)
+		}
+		if len(lines) == 0 && unchanged == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s\n", t.Bold.Render(pl.Name))
+		for _, l := range lines {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
+		if unchanged > 0 {
+			fmt.Fprintf(&b, "  %s\n", t.Faint.Render(fmt.Sprintf("= %d unchanged", unchanged)))
+		}
+	}
+	s := p.Summary
+	fmt.Fprintf(&b, "\nPlan: %d to create, %d to update, %d to delete, %d unchanged", s.Create, s.Update, s.Delete, s.Unchanged)
+	if s.Conflicts > 0 {
+		fmt.Fprintf(&b, ", %s", t.Fail.Render(fmt.Sprintf("%d conflicts", s.Conflicts)))
+	}
+	b.WriteString(".\n")
+	if s.Conflicts > 0 {
+		b.WriteString("Fields owned by another manager make apply fail; --force-conflicts takes them over.\n")
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func changeLines(c plan.Change, t *Terminal) []string {
+	var sign, action string
+	switch c.Action {
+	case plan.ActionCreate:
+		sign, action = t.OK.Render("+"), t.OK.Render("create")
+	case plan.ActionUpdate:
+		sign, action = t.Warn.Render("~"), t.Warn.Render("update")
+	case plan.ActionDelete:
+		sign, action = t.Fail.Render("-"), t.Fail.Render("delete")
+	default:
+		sign, action = t.Faint.Render("="), t.Faint.Render("unchanged")
+	}
+	lines := []string{fmt.Sprintf("  %s %s %s", sign, action, c.Object)}
+	for _, f := range c.Fields {
+		lines = append(lines, fmt.Sprintf("      %s: %s → %s", f.Path, formatValue(f.Old), formatValue(f.New)))
+	}
+	for _, cf := range c.Conflicts {
+		who := cf.Manager
+		if who == "" {
+			who = "another manager"
+		} else {
+			who = fmt.Sprintf("%q", who)
+		}
+		field := cf.Field
+		if field == "" {
+			field = cf.Message
+		}
+		lines = append(lines, "      "+t.Fail.Render(fmt.Sprintf("! conflict: %s is owned by %s", field, who)))
+	}
+	return lines
+}
+
+// formatValue prints a field value compactly on one line; absent values print as
+// "(none)".
+func formatValue(v any) string {
+	if v == nil {
+		return "(none)"
+	}
+	if s, ok := v.(string); ok && s == plan.Masked {
+		return s
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(data)
+	if len(s) > maxValueWidth {
+		s = s[:maxValueWidth-3] + "..."
+	}
+	return s
+}
