@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -77,6 +78,9 @@ type PatchTarget struct {
 	Namespace          string `json:"namespace,omitempty"`
 	LabelSelector      string `json:"labelSelector,omitempty"`
 	AnnotationSelector string `json:"annotationSelector,omitempty"`
+
+	// name is the literal name of a target derived from a strategic-merge patch.
+	name string
 }
 
 // Renderer renders platforms. It holds the embedded bases, read once, so rendering many
@@ -233,7 +237,19 @@ func applyPatches(k *krusty.Kustomizer, fsys filesys.FileSystem, namespace strin
 			return nil, fmt.Errorf("user patch %d is empty", i)
 		}
 		kp := types.Patch{Patch: up.Patch}
-		if t := up.Target; t != nil {
+		t := up.Target
+		if t == nil {
+			var err error
+			if t, err = targetOf(up.Patch); err != nil {
+				return nil, fmt.Errorf("user patch %d: %w", i, err)
+			}
+			// A derived target that matches nothing would be a silent no-op; a typo in
+			// the name must fail instead, as kustomize fails an unmatched patch.
+			if _, ok := planeOf[objectKey{group: t.Group, kind: t.Kind, name: t.name}]; !ok {
+				return nil, fmt.Errorf("user patch %d: the platform renders no %s %s", i, t.Kind, t.name)
+			}
+		}
+		if t != nil {
 			kp.Target = &types.Selector{
 				ResId: resid.ResId{
 					Gvk:       resid.Gvk{Group: t.Group, Version: t.Version, Kind: t.Kind},
@@ -265,6 +281,35 @@ func applyPatches(k *krusty.Kustomizer, fsys filesys.FileSystem, namespace strin
 		out = append(out, planeObject{plane: pl, obj: u})
 	}
 	return out, nil
+}
+
+// targetOf selects the object a strategic-merge patch names. Kustomize matches an
+// untargeted patch on its namespace too, and users rarely write the namespace (the spec
+// decides it), so the patch gets an explicit target by group, version, kind and name.
+func targetOf(patch string) (*PatchTarget, error) {
+	var obj struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal([]byte(patch), &obj); err != nil {
+		return nil, fmt.Errorf("a patch without a target must be a strategic-merge patch naming its object (a JSON 6902 patch needs a target): %w", err)
+	}
+	if obj.Kind == "" || obj.Metadata.Name == "" {
+		return nil, errors.New("a strategic-merge patch without a target must set kind and metadata.name")
+	}
+	group, version := "", obj.APIVersion
+	if i := strings.LastIndex(obj.APIVersion, "/"); i >= 0 {
+		group, version = obj.APIVersion[:i], obj.APIVersion[i+1:]
+	}
+	return &PatchTarget{
+		Group: group, Version: version, Kind: obj.Kind,
+		Name: "^" + regexp.QuoteMeta(obj.Metadata.Name) + "$", Namespace: obj.Metadata.Namespace,
+		name: obj.Metadata.Name,
+	}, nil
 }
 
 // Objects flattens planes into one list, in install order.

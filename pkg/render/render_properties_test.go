@@ -1,0 +1,692 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package render
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+)
+
+// production loads the article's example, the richest input.
+func production(t testing.TB) (*v1alpha1.OntoPlatform, release.Release) {
+	return load(t, filepath.Join("testdata", "TestRender", "platform.yaml"))
+}
+
+func mustRender(t testing.TB, p *v1alpha1.OntoPlatform, rel release.Release, patches ...Patch) []*unstructured.Unstructured {
+	t.Helper()
+	planes, err := Render(p, Options{Release: rel, Patches: patches})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	return Objects(planes)
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, u := range objs {
+		if u.GetKind() == kind && u.GetName() == name {
+			return u
+		}
+	}
+	return nil
+}
+
+func convert[T any](t testing.TB, u *unstructured.Unstructured) *T {
+	t.Helper()
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, out, true); err != nil {
+		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+	return out
+}
+
+// podTemplates returns the pod template of every workload, by "Kind/name".
+func podTemplates(t testing.TB, objs []*unstructured.Unstructured) map[string]corev1.PodTemplateSpec {
+	t.Helper()
+	out := map[string]corev1.PodTemplateSpec{}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "Deployment":
+			out["Deployment/"+u.GetName()] = convert[appsv1.Deployment](t, u).Spec.Template
+		case "StatefulSet":
+			out["StatefulSet/"+u.GetName()] = convert[appsv1.StatefulSet](t, u).Spec.Template
+		}
+	}
+	return out
+}
+
+func TestAutoscaledDeploymentsLeaveReplicasToTheHPA(t *testing.T) {
+	p, rel := production(t)
+	objs := mustRender(t, p, rel)
+	for _, c := range p.Spec.Components() {
+		if c.Service == nil {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			d := convert[appsv1.Deployment](t, find(objs, "Deployment", c.Name))
+			hpa := find(objs, "HorizontalPodAutoscaler", c.Name)
+			switch {
+			case c.Autoscaled() && d.Spec.Replicas != nil:
+				t.Errorf("autoscaled Deployment sets replicas=%d; the HPA must own them", *d.Spec.Replicas)
+			case c.Autoscaled() && hpa == nil:
+				t.Error("autoscaled component has no HPA")
+			case !c.Autoscaled() && (d.Spec.Replicas == nil || *d.Spec.Replicas != c.DesiredReplicas()):
+				t.Errorf("replicas = %v, want %d", d.Spec.Replicas, c.DesiredReplicas())
+			case !c.Autoscaled() && hpa != nil:
+				t.Error("HPA rendered for a component without autoscaling")
+			}
+		})
+	}
+}
+
+func TestHPA(t *testing.T) {
+	tests := []struct {
+		name         string
+		mutate       func(a *v1alpha1.AutoscalingSpec)
+		up, down     int32
+		wantMetrics  []string
+		wantMin, max int32
+	}{
+		{name: "article defaults", up: 60, down: 300, wantMetrics: []string{"Resource/cpu=70"}, wantMin: 2, max: 10},
+		{
+			name: "windows and pods metric from the spec",
+			mutate: func(a *v1alpha1.AutoscalingSpec) {
+				a.ScaleUpStabilizationSeconds = ptr.To[int32](30)
+				a.ScaleDownStabilizationSeconds = ptr.To[int32](600)
+				a.PodsMetrics = []v1alpha1.PodsMetricSpec{{Name: "grpc_requests_per_second", AverageValue: resource.MustParse("1k")}}
+			},
+			up: 30, down: 600, wantMetrics: []string{"Resource/cpu=70", "Pods/grpc_requests_per_second=1k"}, wantMin: 2, max: 10,
+		},
+		{
+			name:   "windows unset fall back to 60/300",
+			mutate: func(a *v1alpha1.AutoscalingSpec) { a.ScaleUpStabilizationSeconds, a.ScaleDownStabilizationSeconds = nil, nil },
+			up:     60, down: 300, wantMetrics: []string{"Resource/cpu=70"}, wantMin: 2, max: 10,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, rel := production(t)
+			if tc.mutate != nil {
+				tc.mutate(p.Spec.ControlPlane.OntologyService.Autoscaling)
+			}
+			u := find(mustRender(t, p, rel), "HorizontalPodAutoscaler", v1alpha1.ComponentOntologyService)
+			if u == nil {
+				t.Fatal("no HPA for ontology-service")
+			}
+			h := convert[autoscalingv2.HorizontalPodAutoscaler](t, u)
+			if got := *h.Spec.Behavior.ScaleUp.StabilizationWindowSeconds; got != tc.up {
+				t.Errorf("scaleUp window = %d, want %d", got, tc.up)
+			}
+			if got := *h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds; got != tc.down {
+				t.Errorf("scaleDown window = %d, want %d", got, tc.down)
+			}
+			if *h.Spec.MinReplicas != tc.wantMin || h.Spec.MaxReplicas != tc.max {
+				t.Errorf("min/max = %d/%d, want %d/%d", *h.Spec.MinReplicas, h.Spec.MaxReplicas, tc.wantMin, tc.max)
+			}
+			var metrics []string
+			for _, m := range h.Spec.Metrics {
+				switch m.Type {
+				case autoscalingv2.ResourceMetricSourceType:
+					metrics = append(metrics, "Resource/"+string(m.Resource.Name)+"="+itoa(*m.Resource.Target.AverageUtilization))
+				case autoscalingv2.PodsMetricSourceType:
+					if m.Pods.Target.Type != autoscalingv2.AverageValueMetricType {
+						t.Errorf("pods metric target type %s, want AverageValue", m.Pods.Target.Type)
+					}
+					metrics = append(metrics, "Pods/"+m.Pods.Metric.Name+"="+m.Pods.Target.AverageValue.String())
+				}
+			}
+			if diff := cmp.Diff(tc.wantMetrics, metrics); diff != "" {
+				t.Errorf("metrics (-want +got):\n%s", diff)
+			}
+			if ref := h.Spec.ScaleTargetRef; ref.Kind != "Deployment" || ref.Name != v1alpha1.ComponentOntologyService {
+				t.Errorf("scaleTargetRef = %+v", ref)
+			}
+		})
+	}
+}
+
+func itoa(n int32) string { return resource.NewQuantity(int64(n), resource.DecimalSI).String() }
+
+func TestEveryObjectHasTheRecommendedLabels(t *testing.T) {
+	for _, name := range []string{"platform", "minimal", "tenant"} {
+		t.Run(name, func(t *testing.T) {
+			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
+			for _, u := range mustRender(t, p, rel) {
+				id := u.GetKind() + "/" + u.GetName()
+				checkLabels(t, id, u.GetLabels(), p)
+				if u.GetKind() != "Namespace" && u.GetNamespace() != p.Namespace {
+					t.Errorf("%s: namespace %q, want %q", id, u.GetNamespace(), p.Namespace)
+				}
+				if tpl, ok, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels"); ok {
+					checkLabels(t, id+" pod template", tpl, p)
+				}
+				// The ServiceMonitor selects the Services of every component, not one.
+				if sel, ok, _ := unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels"); ok && u.GetKind() != "ServiceMonitor" {
+					want := map[string]string{LabelName: u.GetLabels()[LabelName], LabelInstance: p.Name}
+					if diff := cmp.Diff(want, sel); diff != "" {
+						t.Errorf("%s: selector must be the stable name+instance pair (-want +got):\n%s", id, diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+func checkLabels(t *testing.T, id string, labels map[string]string, p *v1alpha1.OntoPlatform) {
+	t.Helper()
+	want := map[string]string{
+		LabelInstance:  p.Name,
+		LabelPartOf:    PartOf,
+		LabelVersion:   p.Spec.Version,
+		LabelManagedBy: ManagedBy,
+	}
+	for k, v := range want {
+		if labels[k] != v {
+			t.Errorf("%s: label %s = %q, want %q", id, k, labels[k], v)
+		}
+	}
+	if labels[LabelName] == "" {
+		t.Errorf("%s: no %s label", id, LabelName)
+	}
+	if !isPlane(labels[LabelComponent]) {
+		t.Errorf("%s: label %s = %q, want a plane", id, LabelComponent, labels[LabelComponent])
+	}
+}
+
+func isPlane(s string) bool {
+	for _, pl := range v1alpha1.Planes() {
+		if string(pl) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPodsPassRestrictedPodSecurity checks the rules of the "restricted" Pod Security
+// Standard, plus what this project adds (read-only root, resources on every container
+// so a namespace ResourceQuota admits the pods).
+func TestPodsPassRestrictedPodSecurity(t *testing.T) {
+	for _, name := range []string{"platform", "minimal", "tenant"} {
+		t.Run(name, func(t *testing.T) {
+			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
+			tpls := podTemplates(t, mustRender(t, p, rel))
+			if len(tpls) == 0 {
+				t.Fatal("no workloads rendered")
+			}
+			for id, tpl := range tpls {
+				for _, problem := range restrictedProblems(tpl.Spec) {
+					t.Errorf("%s: %s", id, problem)
+				}
+			}
+		})
+	}
+}
+
+func restrictedProblems(spec corev1.PodSpec) []string {
+	var out []string
+	psc := spec.SecurityContext
+	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
+		out = append(out, "uses host namespaces")
+	}
+	for _, v := range spec.Volumes {
+		if v.HostPath != nil {
+			out = append(out, "volume "+v.Name+" is a hostPath")
+		}
+	}
+	if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		out = append(out, "pod seccompProfile is not RuntimeDefault")
+	}
+	podNonRoot := psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot
+	if psc == nil || psc.RunAsUser == nil || *psc.RunAsUser == 0 || psc.FSGroup == nil {
+		out = append(out, "pod has no fixed non-root runAsUser and fsGroup")
+	}
+	containers := append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...)
+	for _, c := range containers {
+		sc := c.SecurityContext
+		if sc == nil {
+			out = append(out, c.Name+": no securityContext")
+			continue
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			out = append(out, c.Name+": allowPrivilegeEscalation is not false")
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			out = append(out, c.Name+": privileged")
+		}
+		if sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) > 0 {
+			out = append(out, c.Name+": capabilities do not drop ALL")
+		}
+		if !podNonRoot && (sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot) {
+			out = append(out, c.Name+": runAsNonRoot is not true")
+		}
+		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+			out = append(out, c.Name+": runs as root")
+		}
+		if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+			out = append(out, c.Name+": root filesystem is writable")
+		}
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+			out = append(out, c.Name+": no cpu and memory requests")
+		}
+		if c.Resources.Limits.Memory().IsZero() {
+			out = append(out, c.Name+": no memory limit")
+		}
+		if c.LivenessProbe == nil && len(spec.InitContainers) == 0 || c.ReadinessProbe == nil && !isInit(c.Name, spec) {
+			if !isInit(c.Name, spec) {
+				out = append(out, c.Name+": missing liveness or readiness probe")
+			}
+		}
+	}
+	return out
+}
+
+func isInit(name string, spec corev1.PodSpec) bool {
+	for _, c := range spec.InitContainers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func TestGPUOnlyOnTheReasoningService(t *testing.T) {
+	tests := []struct {
+		name string
+		gpu  *v1alpha1.GPUSpec
+		want bool
+	}{
+		{name: "enabled", gpu: &v1alpha1.GPUSpec{Enabled: true, Count: 2, ResourceName: "nvidia.com/gpu"}, want: true},
+		{name: "disabled", gpu: &v1alpha1.GPUSpec{Enabled: false, Count: 1, ResourceName: "nvidia.com/gpu"}},
+		{name: "absent"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, rel := production(t)
+			p.Spec.IntelligencePlane.ReasoningService.GPU = tc.gpu
+			for id, tpl := range podTemplates(t, mustRender(t, p, rel)) {
+				want := tc.want && id == "Deployment/"+v1alpha1.ComponentReasoningService
+				limit, hasLimit := tpl.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]
+				hasToleration := false
+				for _, tol := range tpl.Spec.Tolerations {
+					if tol.Key == "nvidia.com/gpu" && tol.Operator == corev1.TolerationOpExists && tol.Effect == corev1.TaintEffectNoSchedule {
+						hasToleration = true
+					}
+				}
+				hasSelector := tpl.Spec.NodeSelector["nvidia.com/gpu.present"] == "true"
+				if hasLimit != want || hasToleration != want || hasSelector != want {
+					t.Errorf("%s: gpu limit %v, toleration %v, node selector %v; want all %v", id, hasLimit, hasToleration, hasSelector, want)
+				}
+				if want && limit.Value() != int64(tc.gpu.Count) {
+					t.Errorf("%s: gpu limit %s, want %d", id, limit.String(), tc.gpu.Count)
+				}
+			}
+		})
+	}
+}
+
+// TestConfigChangeRollsPods: the ConfigMap's name carries a hash of its content, and the
+// pod template refers to that name, so a config change changes the template.
+func TestConfigChangeRollsPods(t *testing.T) {
+	configRef := func(level string) (string, string) {
+		p, rel := production(t)
+		p.Spec.Observability.Logging.Level = level
+		objs := mustRender(t, p, rel)
+		tpl := podTemplates(t, objs)["Deployment/"+v1alpha1.ComponentOntologyService]
+		ref := tpl.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name
+		cm := find(objs, "ConfigMap", ref)
+		if cm == nil {
+			t.Fatalf("Deployment refers to ConfigMap %s, which is not rendered", ref)
+		}
+		got, _, _ := unstructured.NestedString(cm.Object, "data", "LOG_LEVEL")
+		return ref, got
+	}
+	infoName, infoLevel := configRef("INFO")
+	debugName, debugLevel := configRef("DEBUG")
+	if infoLevel != "INFO" || debugLevel != "DEBUG" {
+		t.Errorf("LOG_LEVEL = %q and %q, want INFO and DEBUG", infoLevel, debugLevel)
+	}
+	if !strings.HasPrefix(infoName, "ontology-service-config-") {
+		t.Errorf("ConfigMap name %q does not carry a hash suffix", infoName)
+	}
+	if infoName == debugName {
+		t.Errorf("ConfigMap name %q did not change with the log level", infoName)
+	}
+}
+
+func TestSecretsHaveNoValues(t *testing.T) {
+	p, rel := production(t)
+	want := map[string]string{"postgres": "password", "minio": "root-user,root-password"}
+	got := map[string]string{}
+	for _, u := range mustRender(t, p, rel) {
+		if u.GetKind() != "Secret" {
+			continue
+		}
+		for _, f := range []string{"data", "stringData"} {
+			if _, ok := u.Object[f]; ok {
+				t.Errorf("Secret %s has %s", u.GetName(), f)
+			}
+		}
+		got[u.GetName()] = u.GetAnnotations()[AnnotationGenerateKeys]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("generated secrets and their keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestRedisModes(t *testing.T) {
+	for _, mode := range []v1alpha1.RedisMode{v1alpha1.RedisSentinel, v1alpha1.RedisStandalone} {
+		t.Run(string(mode), func(t *testing.T) {
+			p, rel := production(t)
+			p.Spec.Infrastructure.Redis.Mode = mode
+			objs := mustRender(t, p, rel)
+			redis := find(objs, "StatefulSet", v1alpha1.ComponentRedis)
+			if redis == nil {
+				t.Fatal("no redis StatefulSet")
+			}
+			sentinel := find(objs, "StatefulSet", v1alpha1.ComponentRedisSentinel)
+			if mode == v1alpha1.RedisStandalone {
+				if sentinel != nil {
+					t.Error("standalone mode renders redis-sentinel")
+				}
+				return
+			}
+			if sentinel == nil {
+				t.Fatal("sentinel mode renders no redis-sentinel StatefulSet")
+			}
+			if n := *convert[appsv1.StatefulSet](t, sentinel).Spec.Replicas; n != 3 {
+				t.Errorf("redis-sentinel replicas = %d, want 3", n)
+			}
+			for _, kind := range []string{"Service", "ServiceAccount", "PodDisruptionBudget"} {
+				if find(objs, kind, v1alpha1.ComponentRedisSentinel) == nil {
+					t.Errorf("no %s redis-sentinel", kind)
+				}
+			}
+		})
+	}
+}
+
+func TestDisabledComponentRendersNothing(t *testing.T) {
+	p, rel := production(t)
+	for _, c := range p.Spec.Components() {
+		t.Run(c.Name, func(t *testing.T) {
+			p := p.DeepCopy()
+			c, _ := p.Spec.Component(c.Name)
+			if c.Service != nil {
+				c.Service.Enabled = ptr.To(false)
+			} else {
+				c.Stateful.Enabled = ptr.To(false)
+			}
+			for _, u := range mustRender(t, p, rel) {
+				if u.GetLabels()[LabelName] == c.Name {
+					t.Errorf("disabled %s still renders %s %s", c.Name, u.GetKind(), u.GetName())
+				}
+				if c.Name == v1alpha1.ComponentRedis && u.GetLabels()[LabelName] == v1alpha1.ComponentRedisSentinel {
+					t.Errorf("disabled redis still renders %s %s", u.GetKind(), u.GetName())
+				}
+			}
+		})
+	}
+}
+
+func TestUserPatches(t *testing.T) {
+	tests := []struct {
+		name    string
+		patches []Patch
+		check   func(t *testing.T, objs []*unstructured.Unstructured)
+		wantErr string
+	}{
+		{
+			name: "strategic merge",
+			patches: []Patch{{Patch: `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gateway
+spec:
+  template:
+    metadata:
+      annotations:
+        example.com/team: edge
+    spec:
+      containers:
+      - name: gateway
+        env:
+        - name: EXTRA
+          value: "1"
+`}},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				tpl := podTemplates(t, objs)["Deployment/gateway"]
+				if tpl.Annotations["example.com/team"] != "edge" {
+					t.Error("annotation not patched")
+				}
+				found := false
+				for _, e := range tpl.Spec.Containers[0].Env {
+					found = found || (e.Name == "EXTRA" && e.Value == "1")
+				}
+				if !found || len(tpl.Spec.Containers[0].Env) < 2 {
+					t.Errorf("env not merged: %+v", tpl.Spec.Containers[0].Env)
+				}
+			},
+		},
+		{
+			name: "json6902 with a label-selected target",
+			patches: []Patch{{
+				Target: &PatchTarget{Kind: "StatefulSet", LabelSelector: LabelName + "=postgres"},
+				Patch:  `[{"op": "replace", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 120}]`,
+			}},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				if got := *podTemplates(t, objs)["StatefulSet/postgres"].Spec.TerminationGracePeriodSeconds; got != 120 {
+					t.Errorf("terminationGracePeriodSeconds = %d, want 120", got)
+				}
+			},
+		},
+		{
+			name: "a patch that renames keeps the object in its plane",
+			patches: []Patch{{
+				Target: &PatchTarget{Kind: "Ingress", Name: "gateway"},
+				Patch:  `[{"op": "replace", "path": "/metadata/name", "value": "public"}]`,
+			}},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				if find(objs, "Ingress", "public") == nil {
+					t.Error("Ingress not renamed")
+				}
+			},
+		},
+		{name: "empty patch", patches: []Patch{{Patch: " "}}, wantErr: "user patch 0 is empty"},
+		{
+			name:    "patch of an object that does not exist",
+			patches: []Patch{{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nope\n"}},
+			wantErr: "user patch 0: the platform renders no Deployment nope",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, rel := production(t)
+			planes, err := Render(p, Options{Release: rel, Patches: tc.patches})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, Objects(planes))
+		})
+	}
+}
+
+func TestRenderIsDeterministicAndPure(t *testing.T) {
+	p, rel := production(t)
+	before := p.DeepCopy()
+	r, err := NewRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [][]byte
+	for range 3 {
+		planes, err := r.Render(p, Options{Release: rel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, toYAML(t, planes))
+	}
+	for i := 1; i < len(outs); i++ {
+		if !bytes.Equal(outs[0], outs[i]) {
+			t.Fatalf("render %d differs from the first:\n%s", i, cmp.Diff(string(outs[0]), string(outs[i])))
+		}
+	}
+	if diff := cmp.Diff(before, p); diff != "" {
+		t.Errorf("Render changed the platform (-before +after):\n%s", diff)
+	}
+}
+
+func TestPlaneOrder(t *testing.T) {
+	p, rel := production(t)
+	planes, err := Render(p, Options{Release: rel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []v1alpha1.Plane
+	for _, pl := range planes {
+		got = append(got, pl.Name)
+	}
+	if diff := cmp.Diff(v1alpha1.Planes(), got); diff != "" {
+		t.Errorf("planes (-want +got):\n%s", diff)
+	}
+	for _, pl := range planes {
+		for i := 1; i < len(pl.Objects); i++ {
+			if less(pl.Objects[i], pl.Objects[i-1]) {
+				t.Errorf("plane %s: %s/%s before %s/%s", pl.Name, pl.Objects[i-1].GetKind(), pl.Objects[i-1].GetName(), pl.Objects[i].GetKind(), pl.Objects[i].GetName())
+			}
+		}
+	}
+}
+
+func TestMetricsAndIngressSwitches(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(s *v1alpha1.OntoPlatformSpec)
+		check  func(t *testing.T, objs []*unstructured.Unstructured)
+	}{
+		{
+			name:   "metrics off: no ServiceMonitor, no metrics port",
+			mutate: func(s *v1alpha1.OntoPlatformSpec) { s.Observability.Metrics.Enabled = ptr.To(false) },
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				if find(objs, "ServiceMonitor", "onto-production") != nil {
+					t.Error("ServiceMonitor rendered with metrics disabled")
+				}
+				for _, p := range convert[corev1.Service](t, find(objs, "Service", "gateway")).Spec.Ports {
+					if p.Name == "metrics" {
+						t.Error("gateway Service still has a metrics port")
+					}
+				}
+			},
+		},
+		{
+			name: "ingress class and TLS secret from the spec",
+			mutate: func(s *v1alpha1.OntoPlatformSpec) {
+				s.Gateway.Ingress.ClassName = "nginx"
+				s.Gateway.Ingress.TLSSecretName = "platform-cert"
+			},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				in := find(objs, "Ingress", "gateway")
+				class, _, _ := unstructured.NestedString(in.Object, "spec", "ingressClassName")
+				tls, _, _ := unstructured.NestedSlice(in.Object, "spec", "tls")
+				if class != "nginx" || len(tls) != 1 || tls[0].(map[string]any)["secretName"] != "platform-cert" {
+					t.Errorf("ingress class %q, tls %v", class, tls)
+				}
+			},
+		},
+		{
+			name:   "ingress disabled",
+			mutate: func(s *v1alpha1.OntoPlatformSpec) { s.Gateway.Ingress.Enabled = false },
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				if find(objs, "Ingress", "gateway") != nil {
+					t.Error("Ingress rendered while disabled")
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, rel := production(t)
+			tc.mutate(&p.Spec)
+			tc.check(t, mustRender(t, p, rel))
+		})
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(p *v1alpha1.OntoPlatform, rel *release.Release)
+		wantErr string
+	}{
+		{
+			name:    "release of another version",
+			mutate:  func(_ *v1alpha1.OntoPlatform, rel *release.Release) { rel.Version = "9.9.9" },
+			wantErr: `release "9.9.9" does not match spec.version "1.5.0"`,
+		},
+		{
+			name: "release without the component's image",
+			mutate: func(_ *v1alpha1.OntoPlatform, rel *release.Release) {
+				c := map[string]release.ComponentImage{}
+				for k, v := range rel.Components {
+					if k != v1alpha1.ComponentNessie {
+						c[k] = v
+					}
+				}
+				rel.Components = c
+			},
+			wantErr: "component nessie (spec.dataPlane.nessie): release 1.5.0 has no image for component nessie",
+		},
+		{
+			name:    "no namespace",
+			mutate:  func(p *v1alpha1.OntoPlatform, _ *release.Release) { p.Namespace = "" },
+			wantErr: "metadata.namespace",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, rel := production(t)
+			tc.mutate(p, &rel)
+			_, err := Render(p, Options{Release: rel})
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func BenchmarkRender(b *testing.B) {
+	p, rel := production(b)
+	r, err := NewRenderer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Render(p, Options{Release: rel}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
