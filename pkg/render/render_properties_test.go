@@ -115,9 +115,11 @@ func TestHPA(t *testing.T) {
 			up: 30, down: 600, wantMetrics: []string{"Resource/cpu=70", "Pods/grpc_requests_per_second=1k"}, wantMin: 2, max: 10,
 		},
 		{
-			name:   "windows unset fall back to 60/300",
-			mutate: func(a *v1alpha1.AutoscalingSpec) { a.ScaleUpStabilizationSeconds, a.ScaleDownStabilizationSeconds = nil, nil },
-			up:     60, down: 300, wantMetrics: []string{"Resource/cpu=70"}, wantMin: 2, max: 10,
+			name: "windows unset fall back to 60/300",
+			mutate: func(a *v1alpha1.AutoscalingSpec) {
+				a.ScaleUpStabilizationSeconds, a.ScaleDownStabilizationSeconds = nil, nil
+			},
+			up: 60, down: 300, wantMetrics: []string{"Resource/cpu=70"}, wantMin: 2, max: 10,
 		},
 	}
 	for _, tc := range tests {
