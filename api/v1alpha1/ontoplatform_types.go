@@ -159,6 +159,7 @@ type NetworkPolicySpec struct {
 	// AllowedNamespaces may reach the platform's pods when Isolate is on.
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +listType=set
 	// +optional
 	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
