@@ -17,6 +17,7 @@ import (
 const (
 	quantityPattern = `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
 	semverPattern   = `^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`
+	dnsLabelPattern = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	hostPattern     = `^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 )
 
@@ -30,6 +31,8 @@ func friendlyDetail(e *field.Error) string {
 		return `must be a quantity such as "500m", "2" or "4Gi"`
 	case strings.HasSuffix(d, "should match '"+semverPattern+"'"):
 		return `must be a semantic version such as "1.5.0"`
+	case strings.HasSuffix(d, "should match '"+dnsLabelPattern+"'"):
+		return `must be a DNS label such as "onto-system": lowercase letters, digits and '-'`
 	case strings.HasSuffix(d, "should match '"+hostPattern+"'"):
 		return `must be a lowercase DNS name such as "platform.example.com", optionally starting with "*."`
 	}

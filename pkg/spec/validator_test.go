@@ -79,6 +79,7 @@ func TestLoadInvalid(t *testing.T) {
 		{file: "ingress-host-pattern.yaml", want: []at{{11, "spec.gateway.ingress.host", 0}}},
 		{file: "tenancy-quota-quantity.yaml", want: []at{{11, "spec.tenancy.resourceQuota.requests.memory", 0}}},
 		{file: "tenancy-mode.yaml", want: []at{{9, "spec.tenancy.mode", 0}}},
+		{file: "tenancy-namespace.yaml", want: []at{{13, "spec.tenancy.networkPolicy.allowedNamespaces[1]", 0}}},
 		{file: "wrong-type.yaml", want: []at{{9, "spec.gateway.replicas", 0}}, contains: []string{"must be of type integer"}},
 		{file: "tracing-sampling.yaml", want: []at{{11, "spec.observability.tracing.samplingRatio", 0}}},
 		{file: "pods-metric-duplicate.yaml", want: []at{{15, "spec.controlPlane.ontologyService.autoscaling.podsMetrics[1]", 0}}},
