@@ -120,6 +120,8 @@ func (v *Validator) Validate(p *v1alpha1.OntoPlatform) error {
 	}
 	status := p.Status.DeepCopy()
 	c := &collector{}
+	// CEL takes a context only to cancel a long evaluation; offline validation is
+	// bounded by the per-call cost limit, so it needs no caller context.
 	out := v.check(context.Background(), obj, c)
 	if len(c.issues) > 0 {
 		return &Error{Issues: sortIssues(c.issues), Incomplete: c.incomplete}

@@ -105,6 +105,8 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 		structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		c.add(unknownField(path))
 	}
+	// CEL takes a context only to cancel a long evaluation; offline validation is
+	// bounded by the per-call cost limit, so it needs no caller context.
 	p := v.check(context.Background(), obj, c)
 	if len(c.issues) > 0 {
 		return nil, c
