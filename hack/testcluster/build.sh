@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the test control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, kwok, metrics-server) from the Go modules pinned in the
-# nested tool modules beside this script, into a content-addressed cache:
-#   $ONTO_TESTCLUSTER_CACHE/<hash of go.sum files + this script>/bin
+# kube-scheduler, kubectl, kwok, metrics-server, and the cluster's own volume
+# provisioner) from the Go modules pinned in the nested tool modules beside this
+# script, into a content-addressed cache:
+#   $ONTO_TESTCLUSTER_CACHE/<hash of go.sum files, provisioner source + this script>/bin
 # A second run with the same inputs builds nothing. Prints the bin directory on stdout.
 #
 # -trimpath matches the project's `go test` flags (see the Makefile), so both share
@@ -10,9 +11,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache_root=${ONTO_TESTCLUSTER_CACHE:-$HOME/.cache/onto-testcluster}
-key=$(cat "$here"/k8s/go.sum "$here"/kwok/go.sum "$here"/metrics-server/go.sum "$here"/build.sh | sha256sum | cut -c1-16)
+key=$(cat "$here"/k8s/go.sum "$here"/kwok/go.sum "$here"/metrics-server/go.sum \
+  "$here"/provisioner/go.mod "$here"/provisioner/go.sum "$here"/provisioner/*.go "$here"/build.sh | sha256sum | cut -c1-16)
 bin=$cache_root/$key/bin
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kwok" ] && [ -x "$bin/metrics-server" ]; then
+if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kwok" ] && [ -x "$bin/metrics-server" ] && [ -x "$bin/provisioner" ]; then
   echo "$bin"
   exit 0
 fi
@@ -42,6 +44,10 @@ log "building kwok"
 log "building metrics-server"
 (cd "$here/metrics-server" && go mod download && go build -ldflags "-s -w" \
   -o "$tmp/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server)
+
+# Small, and pinned to the same k8s.io/* v0.37.2 as the project, so mostly cached.
+log "building the volume provisioner"
+(cd "$here/provisioner" && go mod download && go build -ldflags "-s -w" -o "$tmp/provisioner" .)
 
 mkdir -p "$cache_root/$key"
 rm -rf "$bin"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Stops the test cluster started by up.sh: only the processes recorded in its PID
+# files, all at once with SIGTERM, then SIGKILL for whatever is still alive after
+# ~5 s (kube-apiserver's graceful shutdown takes longer than that). State and logs
+# stay in the state dir for inspection; the next up.sh wipes them.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+dir=${ONTO_TESTCLUSTER_DIR:-$repo/.cluster}
+grace=${ONTO_TESTCLUSTER_STOP_GRACE:-5}
+
+log() { echo "testcluster: $*" >&2; }
+
+if [ ! -f "$dir/pids/order" ]; then
+  log "no test cluster recorded in $dir; nothing to stop"
+  exit 0
+fi
+
+# A PID file can outlive its process, and the PID can be reused by an unrelated
+# program: only signal a PID whose executable has the name we started.
+ours() { # name pid
+  local exe
+  exe=$(readlink "/proc/$2/exe" 2>/dev/null) || return 1
+  [ "$(basename "${exe% (deleted)}")" = "$1" ]
+}
+
+# Alive and not a zombie: a zombie is dead but answers kill -0 until reaped.
+alive() {
+  kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+names=()
+pids=()
+while read -r name; do
+  f=$dir/pids/$name.pid
+  [ -f "$f" ] || continue
+  pid=$(cat "$f")
+  if ours "$name" "$pid"; then
+    names=("$name" "${names[@]}")
+    pids=("$pid" "${pids[@]}")
+  fi
+done <"$dir/pids/order"
+
+for i in "${!pids[@]}"; do
+  kill -TERM "${pids[i]}" 2>/dev/null || true
+done
+deadline=$((SECONDS + grace))
+for i in "${!pids[@]}"; do
+  while alive "${pids[i]}" && ((SECONDS < deadline)); do
+    sleep 0.1
+  done
+  if alive "${pids[i]}"; then
+    log "${names[i]} (pid ${pids[i]}) still running after ${grace}s; sending SIGKILL"
+    kill -KILL "${pids[i]}" 2>/dev/null || true
+  fi
+done
+# Return only once they are gone, so a following up.sh finds the ports free.
+for i in "${!pids[@]}"; do
+  while alive "${pids[i]}"; do sleep 0.1; done
+done
+rm -f "$dir"/pids/*.pid "$dir/pids/order"
+log "stopped ${#pids[@]} processes"
