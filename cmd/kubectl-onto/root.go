@@ -128,6 +128,8 @@ $XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
 		NewCmdInit(g),
 		NewCmdValidate(g),
 		NewCmdRender(g),
+		NewCmdPlan(g),
+		NewCmdApply(g),
 	)
 	return cmd
 }

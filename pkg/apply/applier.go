@@ -51,6 +51,9 @@ type Options struct {
 	Holder string
 	// Action is recorded in the revision history: apply, upgrade, rollback, scale.
 	Action string
+	// Preconditions makes each update fail if the live object changed since it was
+	// planned (its resourceVersion), for applying a saved plan.
+	Preconditions bool
 }
 
 // DefaultOptions are the options of `kubectl onto apply` without flags.
@@ -307,6 +310,10 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 	ri, err := a.Clients.Resource(obj)
 	if err != nil {
 		return err
+	}
+	if opts.Preconditions && c.ResourceVersion != "" {
+		obj = obj.DeepCopy()
+		obj.SetResourceVersion(c.ResourceVersion)
 	}
 	data, err := obj.MarshalJSON()
 	if err != nil {

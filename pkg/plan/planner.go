@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -58,6 +59,9 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 		return nil, fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
 	}
 	crdExists := crdChange.Action != ActionCreate
+	if err := pl.checkServed(d); err != nil {
+		return nil, err
+	}
 
 	live, nsExists, err := pl.liveObjects(ctx, d)
 	if err != nil {
@@ -118,6 +122,31 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	pl.addDeletes(p, d, live)
 	p.summarize()
 	return p, nil
+}
+
+// checkServed fails, before anything is written, when the cluster does not serve a kind
+// the platform renders, such as ServiceMonitor without the Prometheus Operator's CRDs.
+func (pl *Planner) checkServed(d *Desired) error {
+	var missing []string
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, pln := range d.Planes {
+		for _, obj := range pln.Objects {
+			gvk := obj.GroupVersionKind()
+			if seen[gvk] {
+				continue
+			}
+			seen[gvk] = true
+			if _, err := pl.Clients.Mapping(obj); meta.IsNoMatchError(err) {
+				missing = append(missing, fmt.Sprintf("%s %s (plane %s, e.g. %s)", gvk.GroupVersion(), gvk.Kind, pln.Name, obj.GetName()))
+			} else if err != nil {
+				return fmt.Errorf("discover %s: %w", gvk, err)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the cluster does not serve kinds this platform renders: %s; install their CRDs (ServiceMonitor comes with the Prometheus Operator) or turn the feature off in the spec (spec.observability.metrics.serviceMonitor: false)", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 func (pl *Planner) concurrency() int {

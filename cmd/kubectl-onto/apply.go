@@ -1,0 +1,180 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+)
+
+// ApplyFlags are the knobs of every command that applies a platform (apply, and later
+// upgrade, rollback and scale), so they are declared once.
+type ApplyFlags struct {
+	ForceConflicts bool
+	Prune          bool
+	MaxDeletes     int
+	Timeout        time.Duration
+	Wait           bool
+}
+
+// AddFlags registers the apply flags.
+func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
+	flags.BoolVar(&f.ForceConflicts, "force-conflicts", false, "Take over fields other field managers own instead of failing")
+	flags.BoolVar(&f.Prune, "prune", true, "Delete objects of this platform it no longer renders (never PersistentVolumeClaims)")
+	flags.IntVar(&f.MaxDeletes, "max-deletes", -1, "Refuse to run if the plan deletes more objects than this (-1: no limit)")
+	flags.DurationVar(&f.Timeout, "timeout", 5*time.Minute, "How long each plane may take to become healthy")
+	flags.BoolVar(&f.Wait, "wait", true, "Wait for each plane to become healthy before starting the next")
+}
+
+// Options turns the flags into apply options.
+func (f *ApplyFlags) Options(action string) apply.Options {
+	o := apply.DefaultOptions()
+	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.Timeout, f.Wait, action
+	if host, err := os.Hostname(); err == nil {
+		o.Holder = fmt.Sprintf("kubectl-onto@%s/%d", host, os.Getpid())
+	}
+	return o
+}
+
+// ApplyOptions are the options of `kubectl onto apply`.
+type ApplyOptions struct {
+	*GlobalOptions
+	FileFlags
+	ApplyFlags
+	OutputFlags
+	// DryRun is none or server.
+	DryRun string
+	// PlanFile applies a plan saved with `plan -o json`.
+	PlanFile string
+
+	format printers.Format
+}
+
+// NewCmdApply returns `kubectl onto apply`.
+func NewCmdApply(g *GlobalOptions) *cobra.Command {
+	o := &ApplyOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Install or update the platform, plane by plane",
+		Long: `Apply validates the file offline (a bad file writes nothing), installs or updates
+the OntoPlatform CRD, stores the OntoPlatform, then applies each plane in order with
+server-side apply (field manager kubectl-onto) and waits until the plane is healthy
+before starting the next. Objects of this platform it no longer renders are pruned;
+PersistentVolumeClaims never are. Generated Secrets are created once and never printed.
+A second apply of the same file writes nothing.
+
+Only one apply or upgrade of a platform runs at a time: a lease in its namespace is the
+lock, and it expires if a run crashes.`,
+		Example: `  kubectl onto apply -f platform.yaml
+  kubectl onto apply -f platform.yaml --dry-run=server        # plan, validated by the API server
+  kubectl onto apply -f platform.yaml -o json > events.jsonl  # progress as JSON lines, for CI
+  kubectl onto apply -f platform.yaml --plan plan.json        # exactly the reviewed plan`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.FileFlags.AddFlags(cmd.Flags())
+	o.ApplyFlags.AddFlags(cmd.Flags())
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none|server: server prints the plan, validated by the API server, and writes nothing")
+	cmd.Flags().StringVar(&o.PlanFile, "plan", "", "Apply this plan (from plan -o json); refused if the cluster changed since it was made")
+	return cmd
+}
+
+// Complete parses the output format.
+func (o *ApplyOptions) Complete() (err error) {
+	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON)
+	return err
+}
+
+// Validate checks flag combinations.
+func (o *ApplyOptions) Validate() error {
+	if err := o.FileFlags.Validate(); err != nil {
+		return err
+	}
+	switch o.DryRun {
+	case "none", "server":
+	case "client":
+		return fmt.Errorf("--dry-run=client is not supported: use kubectl onto render (offline) or --dry-run=server")
+	default:
+		return fmt.Errorf("invalid --dry-run %q: use none or server", o.DryRun)
+	}
+	if o.PlanFile != "" && o.DryRun == "server" {
+		return fmt.Errorf("--plan and --dry-run=server together make no sense: the plan was already made")
+	}
+	return nil
+}
+
+// Run plans, then applies.
+func (o *ApplyOptions) Run(ctx context.Context) error {
+	p, d, err := o.makePlan(ctx, o.Filename)
+	if err != nil {
+		return err
+	}
+	if o.DryRun == "server" {
+		return printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.PlanView{Plan: p})
+	}
+	clients, err := o.Clients()
+	if err != nil {
+		return err
+	}
+	opts := o.ApplyFlags.Options("apply")
+	if o.PlanFile != "" {
+		saved, err := readPlan(o.PlanFile)
+		if err != nil {
+			return err
+		}
+		if err := plan.Verify(ctx, clients, saved, p); err != nil {
+			return err
+		}
+		p = saved
+		opts.Preconditions = true
+	}
+	progress := &printers.Progress{Out: o.ErrOut, Term: o.Terminal(o.ErrOut), Now: time.Now}
+	if o.format == printers.FormatJSON {
+		progress = &printers.Progress{Out: o.Out, JSON: true, Now: time.Now}
+	}
+	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle}
+	res, err := applier.Apply(ctx, d, p, opts)
+	if err != nil {
+		return err
+	}
+	if o.format == printers.FormatText && res.Status != nil {
+		fmt.Fprintf(o.Out, "OntoPlatform %s/%s: %s, version %s, %s components ready\n",
+			p.Platform.Namespace, p.Platform.Name, res.Status.Phase, res.Status.Version, res.Status.ReadyComponents)
+	}
+	return nil
+}
+
+func readPlan(path string) (*plan.Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", path, err)
+	}
+	return &p, nil
+}

@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+)
+
+// PlanOptions are the options of `kubectl onto plan`.
+type PlanOptions struct {
+	*GlobalOptions
+	FileFlags
+	OutputFlags
+	// DetailedExitCode exits 2 when the plan has changes, 0 when it has none.
+	DetailedExitCode bool
+	// ShowUnchanged lists unchanged objects instead of counting them.
+	ShowUnchanged bool
+
+	format printers.Format
+}
+
+// NewCmdPlan returns `kubectl onto plan`.
+func NewCmdPlan(g *GlobalOptions) *cobra.Command {
+	o := &PlanOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "plan -f FILE",
+		Short: "Show what apply would change, found by a server-side apply dry-run",
+		Long: `Plan renders the platform and asks the API server, with a server-side apply
+dry-run per object (field manager kubectl-onto), what applying it would do: each object
+is a create, an update (with the changed fields, old and new values), a delete (an
+object of this platform's inventory it no longer renders) or unchanged. Fields another
+field manager owns are shown as conflicts. Secret values are never shown.
+
+-o json prints the plan as data; apply --plan applies exactly that plan, and refuses
+it if the cluster changed since.`,
+		Example: `  kubectl onto plan -f platform.yaml
+  kubectl onto plan -f platform.yaml --detailed-exitcode   # 0 no changes, 2 changes, 1 error
+  kubectl onto plan -f platform.yaml -o json > plan.json && kubectl onto apply -f platform.yaml --plan plan.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.FileFlags.AddFlags(cmd.Flags())
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
+	cmd.Flags().BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "Exit 0 when there are no changes, 2 when there are, 1 on error")
+	cmd.Flags().BoolVar(&o.ShowUnchanged, "show-unchanged", false, "List unchanged objects too")
+	return cmd
+}
+
+// Complete parses the output format.
+func (o *PlanOptions) Complete() (err error) {
+	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
+	return err
+}
+
+// Validate checks the flags.
+func (o *PlanOptions) Validate() error {
+	return o.FileFlags.Validate()
+}
+
+// Run plans and prints.
+func (o *PlanOptions) Run(ctx context.Context) error {
+	p, _, err := o.makePlan(ctx, o.Filename)
+	if err != nil {
+		return err
+	}
+	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.PlanView{Plan: p, ShowUnchanged: o.ShowUnchanged}); err != nil {
+		return err
+	}
+	if o.DetailedExitCode && p.HasChanges() {
+		return &ExitError{Code: exitChanges}
+	}
+	return nil
+}
+
+// makePlan loads, validates and renders the file offline, then plans it against the
+// cluster. Bad input fails here, before any request.
+func (g *GlobalOptions) makePlan(ctx context.Context, filename string) (*plan.Plan, *plan.Desired, error) {
+	lp, err := g.loadPlatform(filename)
+	if err != nil {
+		return nil, nil, err
+	}
+	planes, err := lp.render()
+	if err != nil {
+		return nil, nil, fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
+	}
+	d, err := plan.NewDesired(lp.Platform, planes)
+	if err != nil {
+		return nil, nil, err
+	}
+	clients, err := g.Clients()
+	if err != nil {
+		return nil, nil, err
+	}
+	planner := &plan.Planner{Clients: clients}
+	p, err := planner.Plan(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, d, nil
+}
+
+// Clients connects to the cluster kubectl's flags point at.
+func (g *GlobalOptions) Clients() (*kube.Clients, error) {
+	cfg, err := g.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return kube.New(cfg)
+}

@@ -1,0 +1,80 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package printers
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// Progress prints apply events as they happen: one line per event with the time since
+// the start, styled on a terminal and plain otherwise; or one JSON object per line for
+// CI (JSON). It is safe for concurrent use, as events come from parallel writes.
+type Progress struct {
+	Out  io.Writer
+	Term *Terminal
+	JSON bool
+	// Now is the clock; the elapsed time is measured from the first event.
+	Now func() time.Time
+
+	mu    sync.Mutex
+	start time.Time
+}
+
+// Handle prints one event.
+func (p *Progress) Handle(e apply.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.Now()
+	if p.start.IsZero() {
+		p.start = now
+	}
+	if p.JSON {
+		data, err := json.Marshal(struct {
+			apply.Event
+			Elapsed float64 `json:"elapsedSeconds"`
+		}{e, now.Sub(p.start).Seconds()})
+		if err == nil {
+			fmt.Fprintf(p.Out, "%s\n", data)
+		}
+		return
+	}
+	t := p.Term
+	var line string
+	switch e.Type {
+	case apply.EventNoChanges:
+		line = t.OK.Render("✓") + " no changes: the cluster already matches the file"
+	case apply.EventPlaneStarted:
+		line = t.Bold.Render("▸ "+e.Plane) + t.Faint.Render(" ("+e.Message+")")
+	case apply.EventObjectApplied:
+		verb := map[plan.Action]string{plan.ActionCreate: "created", plan.ActionUpdate: "updated"}[e.Action]
+		line = fmt.Sprintf("    %s %s", e.Object, verb)
+	case apply.EventWaiting:
+		if e.Ready {
+			line = fmt.Sprintf("    %s %s ready", t.OK.Render("✓"), e.Object)
+		} else {
+			line = fmt.Sprintf("    %s %s: %s", t.Faint.Render("…"), e.Object, e.Message)
+		}
+	case apply.EventPlaneReady:
+		line = t.OK.Render("✓ "+e.Plane) + " healthy"
+	case apply.EventPlaneFailed:
+		line = t.Fail.Render("✗ "+e.Plane) + ": " + e.Message
+	case apply.EventObjectPruned:
+		line = fmt.Sprintf("    %s %s deleted (no longer rendered)", t.Fail.Render("-"), e.Object)
+	case apply.EventDone:
+		line = t.OK.Render("✓") + " done: " + e.Message
+	default:
+		line = fmt.Sprintf("%s %s %s %s", e.Type, e.Plane, e.Object, e.Message)
+	}
+	fmt.Fprintf(p.Out, "%s %s\n", t.Faint.Render(fmt.Sprintf("[%5.1fs]", now.Sub(p.start).Seconds())), line)
+}
