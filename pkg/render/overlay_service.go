@@ -93,15 +93,19 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		// field would reset it on every apply.
 		o.k.Replicas = append(o.k.Replicas, replicaOf(c.Name, c.DesiredReplicas()))
 	}
-	o.addConfig(serviceBase+"-config", b.serviceConfig(c), nil)
+	o.addConfig(c.Name+"-config", b.serviceConfig(c), nil)
 
-	// The base's objects are all named "service": rename them, and the ConfigMap, to the
-	// component; kustomize then updates the references (serviceAccountName, envFrom).
+	// The base's objects are all named "service": rename them to the component;
+	// kustomize then follows the ServiceAccount's rename in serviceAccountName. The
+	// ConfigMap reference is set to the generator's name, which kustomize then
+	// completes with the content hash. One patch per object: each JSON 6902 patch
+	// costs kustomize a full JSON round trip of the object.
 	res := resourcesOf(c.Name, c.Service.Resources)
 	pod := b.podOps(&res, c.Name == v1alpha1.ComponentReasoningService)
 	depOps := append([]jsonOp{
 		opReplace("/metadata/name", c.Name),
 		opReplace("/spec/template/spec/containers/0/name", c.Name),
+		opReplace("/spec/template/spec/containers/0/envFrom/0/configMapRef/name", c.Name+"-config"),
 	}, pod...)
 	if err := o.addJSONPatch("Deployment", serviceBase, depOps); err != nil {
 		return nil, err
@@ -114,9 +118,6 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		return nil, err
 	}
 	if err := o.addJSONPatch("ServiceAccount", serviceBase, b.serviceAccountOps(c.Name)); err != nil {
-		return nil, err
-	}
-	if err := o.addJSONPatch("ConfigMap", serviceBase+"-config", []jsonOp{opReplace("/metadata/name", c.Name+"-config")}); err != nil {
 		return nil, err
 	}
 

@@ -25,10 +25,6 @@ import (
 // adds a second overlay for the sentinels.
 func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 	s := c.Stateful
-	o, err := b.statefulOverlay(c.Name, c.Plane, s.Image, c.DesiredReplicas(), s.Resources)
-	if err != nil {
-		return nil, err
-	}
 	storage := resource.MustParse(defaultStorage)
 	if s.Storage != nil {
 		storage = *s.Storage
@@ -37,7 +33,8 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 	if sc := b.spec.Global.StorageClass; sc != "" {
 		vct = append(vct, opAdd("/spec/volumeClaimTemplates/0/spec/storageClassName", sc))
 	}
-	if err := o.addJSONPatch("StatefulSet", c.Name, vct); err != nil {
+	o, err := b.statefulOverlay(c.Name, c.Plane, s.Image, c.DesiredReplicas(), s.Resources, vct)
+	if err != nil {
 		return nil, err
 	}
 
@@ -68,8 +65,9 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 }
 
 // statefulOverlay is the part every infrastructure overlay shares: labels, image,
-// replicas, resources, placement, pull secrets and PDB.
-func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override string, replicas int32, res *v1alpha1.Resources) (*overlay, error) {
+// replicas, resources, placement, pull secrets and PDB. extra are further operations on
+// the StatefulSet, applied in the same patch.
+func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override string, replicas int32, res *v1alpha1.Resources, extra []jsonOp) (*overlay, error) {
 	o := newOverlay(name, plane)
 	o.k.Resources = []string{"../../base/" + name}
 	o.setLabels(b.labels(name, plane))
@@ -81,7 +79,7 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 	o.k.Replicas = append(o.k.Replicas, replicaOf(name, replicas))
 
 	rr := resourcesOf(name, res)
-	ops := b.podOps(&rr, false)
+	ops := append(b.podOps(&rr, false), extra...)
 	if name == v1alpha1.ComponentKafka && b.spec.Global.ImagePullPolicy != "" {
 		ops = append(ops, opAdd("/spec/template/spec/initContainers/0/imagePullPolicy", b.spec.Global.ImagePullPolicy))
 	}
@@ -121,7 +119,7 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 	files["primary"] = primary + "\n"
 	o.addConfig("redis-config", nil, files)
 
-	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil)
+	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v1alpha1.ComponentRedisSentinel, err)
 	}

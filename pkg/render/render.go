@@ -26,8 +26,10 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -161,25 +163,43 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 		}
 	}
 	// Each overlay builds on its own: the services share one base, and kustomize cannot
-	// tell their renamed objects apart when resolving references across overlays.
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	var objs []planeObject
+	// tell their renamed objects apart when resolving references across overlays. The
+	// builds are independent, so they run in parallel; results keep overlay order.
 	for _, o := range overlays {
-		dir := path.Join(fsRoot, o.dir)
 		o.k.Namespace = p.Namespace
-		if err := o.write(fsys, dir); err != nil {
+		if err := o.write(fsys, path.Join(fsRoot, o.dir)); err != nil {
 			return nil, fmt.Errorf("render platform %s: %s: %w", p.Name, o.dir, err)
 		}
-		built, err := build(k, fsys, dir)
-		if err != nil {
-			return nil, fmt.Errorf("render platform %s: %s: %w", p.Name, o.dir, err)
-		}
-		for _, u := range built {
+	}
+	built := make([][]*unstructured.Unstructured, len(overlays))
+	errs := make([]error, len(overlays))
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	var wg sync.WaitGroup
+	for i, o := range overlays {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			built[i], errs[i] = build(krusty.MakeKustomizer(krusty.MakeDefaultOptions()), fsys, path.Join(fsRoot, o.dir))
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s: %w", o.dir, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("render platform %s: %w", p.Name, err)
+	}
+	var objs []planeObject
+	for i, o := range overlays {
+		for _, u := range built[i] {
 			objs = append(objs, planeObject{plane: o.plane, obj: u})
 		}
 	}
 	if len(opts.Patches) > 0 {
 		var err error
+		k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
 		if objs, err = applyPatches(k, fsys, p.Namespace, objs, opts.Patches); err != nil {
 			return nil, fmt.Errorf("render platform %s: %w", p.Name, err)
 		}
