@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -75,5 +74,3 @@ func TestRender(t *testing.T) {
 		})
 	}
 }
-
-var _ = unstructured.Unstructured{}
