@@ -130,6 +130,7 @@ $XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
 		NewCmdRender(g),
 		NewCmdPlan(g),
 		NewCmdApply(g),
+		NewCmdStatus(g),
 	)
 	return cmd
 }

@@ -53,6 +53,9 @@ func (e *NotReadyError) Unwrap() error { return e.Cause }
 // never by sleeping.
 type Waiter struct {
 	Dynamic dynamic.Interface
+	// Check decides whether a live workload is ready; the package's Check (kstatus)
+	// when nil. status passes a stricter one that also compares with the spec.
+	Check func(*unstructured.Unstructured) Ready
 }
 
 // Wait blocks until every workload in objs (Deployments and StatefulSets; other kinds
@@ -109,7 +112,7 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 					return len(ready) == len(names), nil
 				}
 				id := obj.GetName() + "/" + obj.GetKind()
-				r := Check(obj)
+				r := w.check(obj)
 				if ev.Type == watch.Deleted {
 					r = Ready{Message: "deleted"}
 				}
@@ -149,4 +152,11 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 		nr.Cause = context.DeadlineExceeded
 	}
 	return nr
+}
+
+func (w *Waiter) check(obj *unstructured.Unstructured) Ready {
+	if w.Check != nil {
+		return w.Check(obj)
+	}
+	return Check(obj)
 }

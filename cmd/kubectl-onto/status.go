@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/status"
+)
+
+// StatusOptions are the options of `kubectl onto status`.
+type StatusOptions struct {
+	*GlobalOptions
+	OutputFlags
+	// Name of the platform; empty picks the only one in the namespace.
+	Name string
+	// Wait until every component is ready, or Timeout.
+	Wait    bool
+	Timeout time.Duration
+
+	namespace string
+	format    printers.Format
+}
+
+// NewCmdStatus returns `kubectl onto status`.
+func NewCmdStatus(g *GlobalOptions) *cobra.Command {
+	o := &StatusOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show a platform's phase, conditions and each component's readiness",
+		Long: `Status shows what the last apply or upgrade recorded (phase, installed version,
+conditions, an upgrade in progress, the revision history) and each component's
+readiness read from the live Deployments and StatefulSets, compared with the spec:
+a workload scaled below the spec's replicas, running another version, or missing is
+not ready.
+
+NAME may be left out when the namespace holds one OntoPlatform.
+
+The command exits 0 whenever it could report, ready or not. With --wait it watches
+the workloads until every component is ready, and exits 1 naming the first component
+that is not, and why, when --timeout passes.`,
+		Example: `  kubectl onto status -n onto-system
+  kubectl onto status onto-production -n onto-system -o json
+  kubectl onto status --wait --timeout 10m     # in CI, after apply --wait=false`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until every component is ready; exit 1 if --timeout passes first")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long --wait waits")
+	return cmd
+}
+
+// Complete reads the name, the namespace and the output format.
+func (o *StatusOptions) Complete(args []string) (err error) {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	if o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML); err != nil {
+		return err
+	}
+	o.namespace, err = o.currentNamespace()
+	return err
+}
+
+// Validate checks the flags.
+func (o *StatusOptions) Validate() error {
+	if o.Wait && o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive with --wait, not %s", o.Timeout)
+	}
+	return nil
+}
+
+// Run waits when asked, then reports.
+func (o *StatusOptions) Run(ctx context.Context) error {
+	clients, err := o.Clients()
+	if err != nil {
+		return err
+	}
+	obs := &status.Observer{Clients: clients, Now: time.Now}
+	var waitErr error
+	if o.Wait {
+		wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		progress := &printers.Progress{Out: o.ErrOut, Term: o.Terminal(o.ErrOut), Now: time.Now}
+		waitErr = obs.Wait(wctx, o.namespace, o.Name, func(u health.Update) {
+			progress.Handle(waitEvent(u))
+		})
+		if waitErr != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	r, err := obs.Observe(ctx, o.namespace, o.Name)
+	if err != nil {
+		return err
+	}
+	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.StatusView{Report: r}); err != nil {
+		return err
+	}
+	if waitErr != nil {
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("%w (waited %s)", waitErr, o.Timeout)}
+	}
+	return nil
+}
+
+// currentNamespace is -n, else the kubeconfig context's namespace, else "default",
+// the way kubectl resolves it.
+func (g *GlobalOptions) currentNamespace() (string, error) {
+	ns, _, err := g.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	return ns, nil
+}
+
+// waitEvent shows a readiness change during --wait as an apply progress line.
+func waitEvent(u health.Update) apply.Event {
+	return apply.Event{Type: apply.EventWaiting, Object: kube.Ref(u.Object), Ready: u.Ready, Message: u.Message}
+}
