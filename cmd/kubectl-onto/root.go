@@ -131,6 +131,7 @@ $XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
 		NewCmdPlan(g),
 		NewCmdApply(g),
 		NewCmdStatus(g),
+		NewCmdUninstall(g),
 	)
 	return cmd
 }

@@ -71,6 +71,12 @@ func (p *Progress) Handle(e apply.Event) {
 		line = t.Fail.Render("✗ "+e.Plane) + ": " + e.Message
 	case apply.EventObjectPruned:
 		line = fmt.Sprintf("    %s %s deleted (no longer rendered)", t.Fail.Render("-"), e.Object)
+	case apply.EventObjectDeleted:
+		line = fmt.Sprintf("    %s %s deleted", t.Fail.Render("-"), e.Object)
+	case apply.EventObjectKept:
+		line = fmt.Sprintf("  %s %s kept: %s", t.Faint.Render("="), e.Object, e.Message)
+	case apply.EventPlaneDeleted:
+		line = t.OK.Render("✓ "+e.Plane) + " gone"
 	case apply.EventDone:
 		line = t.OK.Render("✓") + " done: " + e.Message
 	default:

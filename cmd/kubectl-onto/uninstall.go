@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+)
+
+// UninstallOptions are the options of `kubectl onto uninstall`.
+type UninstallOptions struct {
+	*GlobalOptions
+	OutputFlags
+	// Name of the platform; empty picks the only one in the namespace.
+	Name string
+	// DeleteData also deletes volumes, generated Secrets and the namespace.
+	DeleteData bool
+	// DryRun is none, client or server.
+	DryRun string
+	// Timeout bounds the wait for each plane's objects to be gone.
+	Timeout time.Duration
+
+	namespace string
+	format    printers.Format
+}
+
+// NewCmdUninstall returns `kubectl onto uninstall`.
+func NewCmdUninstall(g *GlobalOptions) *cobra.Command {
+	o := &UninstallOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "uninstall [NAME]",
+		Short: "Delete a platform, plane by plane in reverse order, keeping its data",
+		Long: `Uninstall deletes the objects of the platform's inventory (those labelled
+applyset.kubernetes.io/part-of with its id, never anything else) plane by plane in
+reverse install order: observability, gateway, intelligence, data, control,
+infrastructure, tenancy. It waits until each plane's objects and their pods are gone
+before the next, then deletes the OntoPlatform itself. It holds the same lock as
+apply, so it never runs beside an apply or upgrade. The OntoPlatform CRD stays.
+
+PersistentVolumeClaims, generated Secrets (database passwords, MinIO keys) and the
+namespace are kept, so a later apply finds the data and credentials again.
+--delete-data deletes them too: the namespace only when the platform created it and
+it holds nothing the platform does not own.
+
+NAME may be left out when the namespace holds one OntoPlatform.`,
+		Example: `  kubectl onto uninstall onto-production -n onto-system --dry-run   # what would go, and what stays
+  kubectl onto uninstall onto-production -n onto-system
+  kubectl onto uninstall onto-dev -n onto-dev --delete-data          # volumes and credentials too`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
+	cmd.Flags().BoolVar(&o.DeleteData, "delete-data", false, "Also delete PersistentVolumeClaims, generated Secrets and the namespace the platform created")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none|client|server: list what would be deleted and kept, deleting nothing (server: each delete checked by the API server)")
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long each plane's objects may take to be gone")
+	return cmd
+}
+
+// Complete reads the name, the namespace and the output format.
+func (o *UninstallOptions) Complete(args []string) (err error) {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	if o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON); err != nil {
+		return err
+	}
+	o.namespace, err = o.currentNamespace()
+	return err
+}
+
+// Validate checks the flags.
+func (o *UninstallOptions) Validate() error {
+	switch apply.DryRunStrategy(o.DryRun) {
+	case apply.DryRunNone, apply.DryRunClient, apply.DryRunServer:
+	default:
+		return fmt.Errorf("invalid --dry-run %q: use none, client or server", o.DryRun)
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, not %s", o.Timeout)
+	}
+	return nil
+}
+
+// Run uninstalls, or shows what uninstalling would do.
+func (o *UninstallOptions) Run(ctx context.Context) error {
+	clients, err := o.Clients()
+	if err != nil {
+		return err
+	}
+	opts := apply.UninstallOptions{DeleteData: o.DeleteData, DryRun: apply.DryRunStrategy(o.DryRun), PlaneTimeout: o.Timeout}
+	if host, err := os.Hostname(); err == nil {
+		opts.Holder = fmt.Sprintf("kubectl-onto@%s/%d", host, os.Getpid())
+	}
+	dryRun := opts.DryRun != apply.DryRunNone
+	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger()}
+	if !dryRun {
+		progress := &printers.Progress{Out: o.ErrOut, Term: o.Terminal(o.ErrOut), Now: time.Now}
+		if o.format == printers.FormatJSON {
+			progress = &printers.Progress{Out: o.Out, JSON: true, Now: time.Now}
+		}
+		applier.Observer = progress.Handle
+	}
+	res, err := applier.Uninstall(ctx, o.namespace, o.Name, opts)
+	if err != nil {
+		return err
+	}
+	if dryRun {
+		return printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.UninstallPlanView{UninstallPlan: res.Plan, DryRun: opts.DryRun})
+	}
+	if o.format == printers.FormatText {
+		p := res.Plan
+		fmt.Fprintf(o.Out, "OntoPlatform %s/%s uninstalled: %d objects deleted, %d kept\n", p.Platform.Namespace, p.Platform.Name, res.Deleted, len(p.Kept))
+	}
+	return nil
+}

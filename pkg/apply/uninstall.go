@@ -1,0 +1,257 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// Uninstall event types; the other types of Event are apply's.
+const (
+	// EventObjectDeleted: a delete was accepted (or, in a dry run, would be).
+	EventObjectDeleted EventType = "ObjectDeleted"
+	// EventObjectKept: an object uninstall leaves in place, with the reason.
+	EventObjectKept EventType = "ObjectKept"
+	// EventPlaneDeleted: every object of a step is gone.
+	EventPlaneDeleted EventType = "PlaneDeleted"
+)
+
+// UninstallResult is what an uninstall did.
+type UninstallResult struct {
+	Plan *UninstallPlan
+	// Deleted counts the objects deleted (or that a dry run would delete).
+	Deleted int
+}
+
+// Uninstall deletes the platform name in namespace (the only one when name is empty):
+// holding the same lock as Apply, it deletes the plan's steps in order (planes in
+// reverse install order) and waits, by watch, until each step's objects are gone
+// before starting the next; the OntoPlatform object goes last but for the namespace.
+// Workloads are deleted in the foreground, so "gone" includes their pods. The
+// OntoPlatform CRD stays: other platforms may use it.
+//
+// A dry run returns the plan after at most a server-side dry-run of each delete.
+func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts UninstallOptions) (*UninstallResult, error) {
+	p, err := a.PlanUninstall(ctx, namespace, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &UninstallResult{Plan: p}
+	if opts.DryRun == DryRunClient {
+		res.Deleted = p.Count()
+		return res, nil
+	}
+	if opts.DryRun != DryRunServer {
+		release, err := a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
+		if err != nil {
+			return res, err
+		}
+		defer release()
+	}
+	for _, k := range p.Kept {
+		a.emit(Event{Type: EventObjectKept, Object: k.Object.String(), Message: k.Reason})
+	}
+	for _, step := range p.Steps {
+		if err := a.deleteStep(ctx, p, step, opts, res); err != nil {
+			a.emit(Event{Type: EventPlaneFailed, Plane: step.Plane, Message: err.Error()})
+			return res, err
+		}
+	}
+	if opts.DryRun != DryRunServer {
+		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects deleted, %d kept", res.Deleted, len(p.Kept))})
+	}
+	return res, nil
+}
+
+// lock takes the platform's lease and keeps it alive; release gives it back.
+func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl time.Duration) (release func(), err error) {
+	lock := &Lock{Kube: a.Clients.Kube, Namespace: namespace, Name: LockName(name), Holder: holder, TTL: ttl, Now: a.now}
+	if lock.Holder == "" {
+		lock.Holder = "kubectl-onto"
+	}
+	if lock.TTL <= 0 {
+		lock.TTL = time.Minute
+	}
+	if err := lock.Acquire(ctx); err != nil {
+		return nil, err
+	}
+	keepCtx, stopKeep := context.WithCancel(ctx)
+	keepDone := make(chan struct{})
+	go func() { defer close(keepDone); lock.KeepAlive(keepCtx) }()
+	return func() {
+		stopKeep()
+		<-keepDone
+		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := lock.Release(relCtx); err != nil {
+			a.logger().Warn("release lock", "err", err)
+		}
+	}, nil
+}
+
+// deleteStep deletes one step's objects, then waits until they are gone.
+func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions, res *UninstallResult) error {
+	a.emit(Event{Type: EventPlaneStarted, Plane: step.Plane, Message: fmt.Sprintf("%d to delete", len(step.Objects))})
+	var objs []*unstructured.Unstructured
+	for _, ref := range step.Objects {
+		objs = append(objs, p.live[ref])
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(plan.DefaultConcurrency)
+	for _, obj := range objs {
+		g.Go(func() error {
+			if err := a.deleteOne(gctx, obj, opts.DryRun == DryRunServer); err != nil {
+				return &ApplyError{Plane: step.Plane, Object: plan.RefOf(obj).String(), Err: err}
+			}
+			a.emit(Event{Type: EventObjectDeleted, Plane: step.Plane, Object: plan.RefOf(obj).String(), Action: plan.ActionDelete})
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	res.Deleted += len(objs)
+	if opts.DryRun == DryRunServer {
+		return nil
+	}
+	timeout := opts.PlaneTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := a.waitGone(wctx, objs); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &ApplyError{Plane: step.Plane, Err: fmt.Errorf("not gone after %s: %w", timeout, err)}
+	}
+	a.emit(Event{Type: EventPlaneDeleted, Plane: step.Plane})
+	return nil
+}
+
+// deleteOne deletes obj in the foreground, on condition that it is still the object
+// the plan saw (same UID): a namesake created since is not the platform's to delete.
+func (a *Applier) deleteOne(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
+	ri, err := a.Clients.Resource(obj)
+	if err != nil {
+		return err
+	}
+	policy := metav1.DeletePropagationForeground
+	o := metav1.DeleteOptions{PropagationPolicy: &policy}
+	if uid := obj.GetUID(); uid != "" {
+		o.Preconditions = &metav1.Preconditions{UID: &uid}
+	}
+	if dryRun {
+		o.DryRun = []string{metav1.DryRunAll}
+	}
+	err = ri.Delete(ctx, obj.GetName(), o)
+	if apierrors.IsNotFound(err) || (apierrors.IsConflict(err) && o.Preconditions != nil) {
+		return nil // already gone, or replaced by an object the plan never saw
+	}
+	return err
+}
+
+// waitGone waits, with one list+watch per resource and namespace, until none of objs
+// exists any more (an object of the same name with another UID counts as gone).
+func (a *Applier) waitGone(ctx context.Context, objs []*unstructured.Unstructured) error {
+	type group struct {
+		gvr  schema.GroupVersionResource
+		ns   string
+		uids map[string]types.UID // name → UID
+	}
+	groups := map[string]*group{}
+	for _, o := range objs {
+		m, err := a.Clients.Mapping(o)
+		if err != nil {
+			return err
+		}
+		ns := ""
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ns = o.GetNamespace()
+		}
+		k := m.Resource.String() + "/" + ns
+		if groups[k] == nil {
+			groups[k] = &group{gvr: m.Resource, ns: ns, uids: map[string]types.UID{}}
+		}
+		groups[k].uids[o.GetName()] = o.GetUID()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, gr := range groups {
+		g.Go(func() error {
+			ri := a.Clients.Dynamic.Resource(gr.gvr).Namespace(gr.ns)
+			sel := ""
+			if len(gr.uids) == 1 {
+				for n := range gr.uids {
+					sel = "metadata.name=" + n
+				}
+			}
+			lw := &cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					o.FieldSelector = sel
+					return ri.List(ctx, o)
+				},
+				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					o.FieldSelector = sel
+					return ri.Watch(ctx, o)
+				},
+			}
+			remaining := map[string]bool{}
+			pre := func(store cache.Store) (bool, error) {
+				for name, uid := range gr.uids {
+					key := name
+					if gr.ns != "" {
+						key = gr.ns + "/" + name
+					}
+					item, exists, err := store.GetByKey(key)
+					if err != nil {
+						return false, err
+					}
+					if u, ok := item.(*unstructured.Unstructured); exists && ok && (uid == "" || u.GetUID() == uid) {
+						remaining[name] = true
+					}
+				}
+				return len(remaining) == 0, nil
+			}
+			_, err := watchtools.UntilWithSync(gctx, lw, &unstructured.Unstructured{}, pre, func(ev watch.Event) (bool, error) {
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok || !remaining[u.GetName()] {
+					return len(remaining) == 0, nil
+				}
+				if ev.Type == watch.Deleted || (gr.uids[u.GetName()] != "" && u.GetUID() != gr.uids[u.GetName()]) {
+					delete(remaining, u.GetName())
+				}
+				return len(remaining) == 0, nil
+			})
+			if err != nil {
+				names := make([]string, 0, len(remaining))
+				for n := range remaining {
+					names = append(names, n)
+				}
+				return fmt.Errorf("%s %v still present: %w", gr.gvr.Resource, names, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}

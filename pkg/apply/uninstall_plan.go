@@ -1,0 +1,317 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// DryRunStrategy is how a command that writes pretends to.
+type DryRunStrategy string
+
+// Dry-run strategies, as kubectl names them.
+const (
+	DryRunNone DryRunStrategy = "none"
+	// DryRunClient sends no write at all.
+	DryRunClient DryRunStrategy = "client"
+	// DryRunServer sends each delete with dryRun=All, so the API server checks it.
+	DryRunServer DryRunStrategy = "server"
+)
+
+// UninstallOptions tune one uninstall.
+type UninstallOptions struct {
+	// DeleteData also deletes the PersistentVolumeClaims of the platform's
+	// StatefulSets, its generated Secrets and, when the inventory owns it and it holds
+	// nothing else, its namespace.
+	DeleteData bool
+	DryRun     DryRunStrategy
+	// PlaneTimeout bounds the wait for each plane's objects to be gone.
+	PlaneTimeout time.Duration
+	// LockTTL and Holder are the lock lease's, as for Apply.
+	LockTTL time.Duration
+	Holder  string
+}
+
+// instanceLabel carries the platform name on every object it renders, PVCs made from
+// volumeClaimTemplates included (they carry no inventory label).
+const instanceLabel = "app.kubernetes.io/instance"
+
+// Plane names of the uninstall steps that are not platform planes.
+const (
+	// UnlabelledPlane groups inventory members without a plane label; they go first.
+	UnlabelledPlane = "unlabelled"
+	// DataStep deletes PersistentVolumeClaims and generated Secrets (--delete-data).
+	DataStep = "persistent-data"
+)
+
+// UninstallPlan is what an uninstall deletes, in order, and what it keeps. Its JSON
+// field names are part of the CLI's interface (`uninstall --dry-run -o json`).
+type UninstallPlan struct {
+	Platform    plan.ObjectRef `json:"platform"`
+	InventoryID string         `json:"inventoryID"`
+	DeleteData  bool           `json:"deleteData"`
+	// Steps in deletion order: platform planes in reverse install order, then the
+	// platform's data (with DeleteData), then the OntoPlatform, then the namespace.
+	Steps []UninstallStep `json:"steps"`
+	// Kept lists what stays, and why.
+	Kept []KeptObject `json:"kept,omitempty"`
+
+	live map[plan.ObjectRef]*unstructured.Unstructured
+}
+
+// UninstallStep is a group of objects deleted together; the next step starts when
+// they are all gone.
+type UninstallStep struct {
+	Plane   string           `json:"plane"`
+	Objects []plan.ObjectRef `json:"objects"`
+}
+
+// KeptObject is an object uninstall leaves in place.
+type KeptObject struct {
+	Object plan.ObjectRef `json:"object"`
+	Reason string         `json:"reason"`
+}
+
+// Count is how many objects the plan deletes.
+func (p *UninstallPlan) Count() int {
+	n := 0
+	for _, s := range p.Steps {
+		n += len(s.Objects)
+	}
+	return n
+}
+
+// PlanUninstall finds the platform name in namespace (the only one when name is
+// empty) and its inventory, and decides what uninstalling it deletes. It writes
+// nothing. Only objects labelled as members of the platform's inventory are ever in
+// the plan, with two exceptions under DeleteData: the PersistentVolumeClaims its
+// StatefulSets made (they carry the platform's instance label, not the inventory's),
+// and the namespace, which goes only when the inventory owns it and it holds no object
+// the platform does not own.
+func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opts UninstallOptions) (*UninstallPlan, error) {
+	l := &inventory.Lister{Dynamic: a.Clients.Dynamic, Mapper: a.Clients.Mapper}
+	parent, err := l.Parent(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	ns, name := parent.GetNamespace(), parent.GetName()
+	id := inventory.ID(ns, name)
+	members, err := l.List(ctx, ns, id, inventory.MemberGroupKinds(parent))
+	if err != nil {
+		return nil, err
+	}
+	p := &UninstallPlan{Platform: plan.RefOf(parent), InventoryID: id, DeleteData: opts.DeleteData,
+		live: map[plan.ObjectRef]*unstructured.Unstructured{plan.RefOf(parent): parent}}
+
+	byPlane := map[string][]*unstructured.Unstructured{}
+	var data []*unstructured.Unstructured
+	var nsObj *unstructured.Unstructured
+	for _, m := range members {
+		if m.GetLabels()[inventory.PartOfLabel] != id {
+			continue // never anything the inventory does not own
+		}
+		ref := plan.RefOf(m)
+		switch {
+		case ref.Group == "" && ref.Kind == "Namespace" && ref.Name == ns:
+			nsObj = m
+		case ref.Group == "" && ref.Kind == "PersistentVolumeClaim":
+			data = append(data, m)
+		case plan.IsGenerated(m):
+			data = append(data, m)
+		default:
+			plane := m.GetLabels()[plan.PlaneLabel]
+			if !slices.Contains(v1alpha1.Planes(), v1alpha1.Plane(plane)) {
+				plane = UnlabelledPlane
+			}
+			byPlane[plane] = append(byPlane[plane], m)
+		}
+	}
+
+	// Anything without a known plane first: nothing of the platform depends on it.
+	order := []string{UnlabelledPlane}
+	planes := v1alpha1.Planes()
+	for i := len(planes) - 1; i >= 0; i-- {
+		order = append(order, string(planes[i]))
+	}
+	for _, plane := range order {
+		if objs := byPlane[plane]; len(objs) > 0 {
+			p.addStep(plane, objs)
+		}
+	}
+
+	pvcs, err := a.Clients.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + name})
+	if err != nil {
+		return nil, fmt.Errorf("list PersistentVolumeClaims of %s/%s: %w", ns, name, err)
+	}
+	for i := range pvcs.Items {
+		u := pvcObject(&pvcs.Items[i])
+		if !slices.ContainsFunc(data, func(d *unstructured.Unstructured) bool { return d.GetUID() == u.GetUID() }) {
+			data = append(data, u)
+		}
+	}
+	sortObjects(data)
+	if opts.DeleteData {
+		if len(data) > 0 {
+			p.addStep(DataStep, data)
+		}
+	} else {
+		for _, d := range data {
+			p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(d), Reason: keptReason(d)})
+		}
+	}
+	p.addStep(plan.PlatformPlane, []*unstructured.Unstructured{parent})
+
+	if nsObj != nil {
+		switch {
+		case !opts.DeleteData:
+			p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(nsObj), Reason: "the platform's namespace is kept unless --delete-data"})
+		default:
+			foreign, err := a.foreignObjects(ctx, ns, id, name)
+			if err != nil {
+				return nil, err
+			}
+			if len(foreign) > 0 {
+				more := ""
+				if len(foreign) > 3 {
+					more = fmt.Sprintf(" and %d more", len(foreign)-3)
+					foreign = foreign[:3]
+				}
+				p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(nsObj),
+					Reason: fmt.Sprintf("it holds objects this platform does not own: %s%s", strings.Join(foreign, ", "), more)})
+			} else {
+				p.addStep("namespace", []*unstructured.Unstructured{nsObj})
+			}
+		}
+	}
+	return p, nil
+}
+
+func (p *UninstallPlan) addStep(plane string, objs []*unstructured.Unstructured) {
+	sortObjects(objs)
+	step := UninstallStep{Plane: plane}
+	for _, o := range objs {
+		ref := plan.RefOf(o)
+		step.Objects = append(step.Objects, ref)
+		p.live[ref] = o
+	}
+	p.Steps = append(p.Steps, step)
+}
+
+func keptReason(obj *unstructured.Unstructured) string {
+	if obj.GetKind() == "PersistentVolumeClaim" {
+		return "volume data is kept unless --delete-data"
+	}
+	return "generated credentials are kept unless --delete-data"
+}
+
+func sortObjects(objs []*unstructured.Unstructured) {
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := plan.RefOf(objs[i]), plan.RefOf(objs[j])
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+}
+
+func pvcObject(pvc *corev1.PersistentVolumeClaim) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("PersistentVolumeClaim")
+	u.SetNamespace(pvc.Namespace)
+	u.SetName(pvc.Name)
+	u.SetUID(pvc.UID)
+	u.SetLabels(pvc.Labels)
+	return u
+}
+
+// foreignObjects lists the objects in namespace that deleting it would destroy though
+// the platform does not own them: everything except inventory members, the
+// platform's PVCs, dependents (they have owner references), and what Kubernetes puts
+// in every namespace or derives from other objects.
+func (a *Applier) foreignObjects(ctx context.Context, namespace, id, name string) ([]string, error) {
+	lists, err := a.Clients.Kube.Discovery().ServerPreferredNamespacedResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discover namespaced resources: %w", err)
+	}
+	var out []string
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") {
+				continue
+			}
+			if derivedKind(gv.Group, r.Kind) {
+				continue
+			}
+			list, err := a.Clients.Dynamic.Resource(gv.WithResource(r.Name)).Namespace(namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				if meta.IsNoMatchError(err) {
+					continue
+				}
+				return nil, fmt.Errorf("list %s in %s: %w", r.Name, namespace, err)
+			}
+			for _, o := range list.Items {
+				labels := o.GetLabels()
+				switch {
+				case labels[inventory.PartOfLabel] == id,
+					r.Kind == "PersistentVolumeClaim" && gv.Group == "" && labels[instanceLabel] == name,
+					len(o.GetOwnerReferences()) > 0,
+					defaultObject(gv.Group, r.Kind, o.GetName(), name):
+					continue
+				}
+				out = append(out, r.Kind+" "+o.GetName())
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// derivedKind is a kind whose objects Kubernetes derives from others or that records
+// history, so it never holds something a user would miss.
+func derivedKind(group, kind string) bool {
+	switch {
+	case group == "" && (kind == "Event" || kind == "Endpoints"),
+		group == "events.k8s.io" && kind == "Event",
+		group == "discovery.k8s.io" && kind == "EndpointSlice",
+		group == "authorization.k8s.io", group == "authentication.k8s.io":
+		return true
+	}
+	return false
+}
+
+// defaultObject is an object Kubernetes creates in every namespace, this tool's own
+// lock lease, or the platform itself (the inventory's parent, deleted before).
+func defaultObject(group, kind, objName, platform string) bool {
+	switch {
+	case group == "" && kind == "ServiceAccount" && objName == "default",
+		group == "" && kind == "ConfigMap" && objName == "kube-root-ca.crt",
+		group == "coordination.k8s.io" && kind == "Lease" && objName == LockName(platform),
+		group == v1alpha1.GroupVersion.Group && kind == v1alpha1.Kind && objName == platform:
+		return true
+	}
+	return false
+}
