@@ -1,0 +1,496 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply_test
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
+
+// env is one test's connection to the cluster and its platform.
+type env struct {
+	t        *testing.T
+	cluster  *testcluster.Cluster
+	clients  *kube.Clients
+	writes   *atomic.Int64 // requests that change state: not GET/LIST/WATCH, not dry-run
+	platform *v1alpha1.OntoPlatform
+	catalog  *release.Catalog
+}
+
+// newEnv connects, counting write requests, and loads example (a file of examples/)
+// into a fresh namespace.
+func newEnv(t *testing.T, example string) *env {
+	t.Helper()
+	c := testcluster.New(t)
+	ensureServiceMonitorCRD(t, c)
+	ns := c.Namespace(t)
+	e := &env{t: t, cluster: c, writes: &atomic.Int64{}}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method != http.MethodGet && !strings.Contains(r.URL.RawQuery, "dryRun=") {
+				e.writes.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	var err error
+	if e.clients, err = kube.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if e.catalog, err = release.Default(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := spec.NewValidator(e.catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := v.LoadFile(filepath.Join("..", "..", "examples", example), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.platform = ps[0]
+	e.platform.Namespace = ns
+	return e
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// crdOnce applies the ServiceMonitor stand-in CRD once per test binary: the production
+// example renders a ServiceMonitor.
+var crdOnce sync.Once
+
+func ensureServiceMonitorCRD(t *testing.T, c *testcluster.Cluster) {
+	t.Helper()
+	crdOnce.Do(func() {
+		data, err := os.ReadFile(filepath.Join("..", "..", "hack", "testcluster", "manifests", "servicemonitor-crd.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		cl, err := kube.New(c.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ri, err := cl.Resource(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _ := obj.MarshalJSON()
+		if _, err := ri.Patch(t.Context(), obj.GetName(), types.ApplyPatchType, js, metav1.PatchOptions{FieldManager: "test", Force: ptr.To(true)}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			cl.Mapper.Reset()
+			if _, err := cl.Mapper.RESTMapping(obj.GroupVersionKind().GroupKind()); err == nil {
+				if _, err := cl.Mapper.KindFor(obj.GroupVersionKind().GroupVersion().WithResource("servicemonitors")); err == nil {
+					return
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
+
+// desired renders the env's platform as it stands.
+func (e *env) desired() *plan.Desired {
+	e.t.Helper()
+	rel, err := e.catalog.Get(e.platform.Spec.Version)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	planes, err := render.Render(e.platform, render.Options{Release: rel})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	d, err := plan.NewDesired(e.platform, planes)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+func (e *env) plan(d *plan.Desired) *plan.Plan {
+	e.t.Helper()
+	p, err := (&plan.Planner{Clients: e.clients}).Plan(e.t.Context(), d)
+	if err != nil {
+		e.t.Fatalf("plan: %v", err)
+	}
+	return p
+}
+
+// apply plans and applies, recording events; it returns the events and the error.
+func (e *env) apply(opts apply.Options) ([]apply.Event, error) {
+	e.t.Helper()
+	d := e.desired()
+	p := e.plan(d)
+	var mu sync.Mutex
+	var events []apply.Event
+	a := &apply.Applier{Clients: e.clients, Now: time.Now, Observer: func(ev apply.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, ev)
+	}}
+	_, err := a.Apply(e.t.Context(), d, p, opts)
+	return events, err
+}
+
+func (e *env) mustApply() []apply.Event {
+	e.t.Helper()
+	ev, err := e.apply(testOptions())
+	if err != nil {
+		e.t.Fatalf("apply: %v", err)
+	}
+	return ev
+}
+
+func testOptions() apply.Options {
+	o := apply.DefaultOptions()
+	o.PlaneTimeout = 90 * time.Second
+	o.Holder = "test"
+	return o
+}
+
+// changesOf lists the plan's changes of one action in the platform's planes, leaving
+// out the OntoPlatform object itself (whose spec changes with every edit).
+func changesOf(p *plan.Plan, action plan.Action) []plan.Change {
+	var out []plan.Change
+	for _, pl := range p.Planes {
+		if pl.Name == plan.PlatformPlane {
+			continue
+		}
+		for _, c := range pl.Changes {
+			if c.Action == action {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func (e *env) getPlatform() *v1alpha1.OntoPlatform {
+	e.t.Helper()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
+	obj.SetNamespace(e.platform.Namespace)
+	ri, err := e.clients.Resource(obj)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	live, err := ri.Get(e.t.Context(), e.platform.Name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var p v1alpha1.OntoPlatform
+	if err := runtimeFromUnstructured(live, &p); err != nil {
+		e.t.Fatal(err)
+	}
+	return &p
+}
+
+// TestApplyProductionExample installs the article's production example from nothing,
+// then checks the lifecycle promises around it: plane order, status, a plan of zero
+// changes, a second apply without a single write, and an HPA's replicas left alone.
+func TestApplyProductionExample(t *testing.T) {
+	e := newEnv(t, "platform.yaml")
+	events := e.mustApply()
+
+	var order []string
+	for _, ev := range events {
+		if ev.Type == apply.EventPlaneStarted {
+			order = append(order, ev.Plane)
+		}
+	}
+	var want []string
+	for _, p := range v1alpha1.Planes() {
+		want = append(want, string(p))
+	}
+	if !slices.Equal(order, want) {
+		t.Fatalf("planes applied in order %v, want %v", order, want)
+	}
+	// Every plane was healthy before the next one started.
+	lastReady := map[string]int{}
+	for i, ev := range events {
+		if ev.Type == apply.EventPlaneReady {
+			lastReady[ev.Plane] = i
+		}
+	}
+	for i := 1; i < len(order); i++ {
+		startNext := slices.IndexFunc(events, func(ev apply.Event) bool { return ev.Type == apply.EventPlaneStarted && ev.Plane == order[i] })
+		if r, ok := lastReady[order[i-1]]; !ok || r > startNext {
+			t.Fatalf("plane %s started before plane %s was healthy", order[i], order[i-1])
+		}
+	}
+
+	st := e.getPlatform().Status
+	if st.Phase != v1alpha1.PhaseRunning || st.Version != "1.5.0" || st.ReadyComponents != "13/13" {
+		t.Fatalf("status = phase %s version %s ready %s, want Running 1.5.0 13/13", st.Phase, st.Version, st.ReadyComponents)
+	}
+	for _, c := range st.Components {
+		if !c.Ready || c.ReadyReplicas != c.DesiredReplicas || c.Version != "1.5.0" {
+			t.Errorf("component %s: ready=%v %d/%d version %s", c.Name, c.Ready, c.ReadyReplicas, c.DesiredReplicas, c.Version)
+		}
+	}
+	if len(st.History) != 1 || st.History[0].Result != v1alpha1.RevisionSucceeded {
+		t.Fatalf("history = %+v, want one succeeded revision", st.History)
+	}
+
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("plan after apply has changes: %+v", p.Summary)
+	}
+
+	e.writes.Store(0)
+	e.mustApply()
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("a second apply of the same file sent %d write requests, want 0", n)
+	}
+
+	// Scale an autoscaled Deployment as its HPA would: the plan must not fight it.
+	scale := []byte(`{"spec":{"replicas":5}}`)
+	if _, err := e.cluster.Kube.AppsV1().Deployments(e.platform.Namespace).Patch(t.Context(), "data-service", types.MergePatchType, scale, metav1.PatchOptions{FieldManager: "horizontal-pod-autoscaler"}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("plan after an HPA-style scale has changes: %+v %+v", p.Summary, changesOf(p, plan.ActionUpdate))
+	}
+}
+
+// TestPlanEditAndPrune: one edited field is exactly one update; a removed component is
+// exactly its deletes, and apply prunes those and nothing else.
+func TestPlanEditAndPrune(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.platform.Spec.Gateway.Replicas = ptr.To[int32](2)
+	e.mustApply()
+
+	e.platform.Spec.Gateway.Replicas = ptr.To[int32](3)
+	p := e.plan(e.desired())
+	updates := changesOf(p, plan.ActionUpdate)
+	if p.Summary.Create != 0 || p.Summary.Delete != 0 || len(updates) != 1 {
+		t.Fatalf("plan after editing gateway.replicas = %+v, want exactly one update", p.Summary)
+	}
+	u := updates[0]
+	if u.Object.Kind != "Deployment" || u.Object.Name != "gateway" || len(u.Fields) != 1 || u.Fields[0].Path != "spec.replicas" {
+		t.Fatalf("update = %s %+v, want Deployment gateway spec.replicas", u.Object, u.Fields)
+	}
+	if u.Fields[0].New != int64(3) {
+		t.Fatalf("spec.replicas new value = %#v, want 3", u.Fields[0].New)
+	}
+	e.mustApply()
+
+	e.platform.Spec.DataPlane.Nessie.Enabled = ptr.To(false)
+	p = e.plan(e.desired())
+	deletes := changesOf(p, plan.ActionDelete)
+	// Other services' configuration lists nessie's endpoint, so their hashed ConfigMaps
+	// are replaced (a create and a delete each); everything else deleted is nessie's.
+	var replacedConfig []string
+	for _, c := range changesOf(p, plan.ActionCreate) {
+		if c.Object.Kind != "ConfigMap" {
+			t.Fatalf("plan after disabling nessie creates %s", c.Object)
+		}
+		replacedConfig = append(replacedConfig, c.Object.Name[:strings.LastIndex(c.Object.Name, "-")])
+	}
+	nessie := 0
+	for _, c := range deletes {
+		switch {
+		case strings.HasPrefix(c.Object.Name, "nessie"):
+			nessie++
+		case c.Object.Kind == "ConfigMap" && slices.Contains(replacedConfig, c.Object.Name[:strings.LastIndex(c.Object.Name, "-")]):
+		default:
+			t.Fatalf("plan deletes %s, which is neither nessie's nor a replaced ConfigMap", c.Object)
+		}
+	}
+	if nessie < 4 {
+		t.Fatalf("plan deletes %d of nessie's objects, want its Deployment, Service, ServiceAccount, ConfigMap (and more)", nessie)
+	}
+	if _, err := e.apply(func() apply.Options { o := testOptions(); o.MaxDeletes = 2; return o }()); err == nil || !strings.Contains(err.Error(), "--max-deletes") {
+		t.Fatalf("apply with --max-deletes=1 = %v, want a refusal", err)
+	}
+	e.mustApply()
+	ns := e.platform.Namespace
+	if _, err := e.cluster.Kube.AppsV1().Deployments(ns).Get(t.Context(), "nessie", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("nessie Deployment after prune: %v, want NotFound", err)
+	}
+	for _, name := range []string{"data-service", "gateway", "ontology-service"} {
+		if _, err := e.cluster.Kube.AppsV1().Deployments(ns).Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("prune removed or broke %s: %v", name, err)
+		}
+	}
+	pvcs, err := e.cluster.Kube.CoreV1().PersistentVolumeClaims(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(pvcs.Items) == 0 {
+		t.Fatalf("PVCs after prune: %d, %v; want the infrastructure's PVCs kept", len(pvcs.Items), err)
+	}
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("plan after prune has changes: %+v", p.Summary)
+	}
+}
+
+// TestApplyStopsAtUnhealthyPlane: pods that cannot be scheduled stop the run in their
+// plane, with the reason, and later planes are never created.
+func TestApplyStopsAtUnhealthyPlane(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.platform.Spec.IntelligencePlane.ReasoningService.GPU = &v1alpha1.GPUSpec{Enabled: true, Count: 16, ResourceName: "nvidia.com/gpu"}
+	opts := testOptions()
+	opts.PlaneTimeout = 15 * time.Second
+	_, err := e.apply(opts)
+	var ae *apply.ApplyError
+	if !errors.As(err, &ae) {
+		t.Fatalf("apply = %v, want an ApplyError", err)
+	}
+	if ae.Plane != "intelligence" || !strings.Contains(ae.Object, "reasoning-service") {
+		t.Fatalf("apply stopped at plane %s object %s, want intelligence / reasoning-service", ae.Plane, ae.Object)
+	}
+	if !strings.Contains(err.Error(), "nvidia.com/gpu") {
+		t.Fatalf("error %q does not say why (insufficient nvidia.com/gpu)", err)
+	}
+	if _, err := e.cluster.Kube.AppsV1().Deployments(e.platform.Namespace).Get(t.Context(), "gateway", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("gateway plane was applied after the intelligence plane failed: %v", err)
+	}
+	st := e.getPlatform().Status
+	if st.Phase != v1alpha1.PhaseError {
+		t.Fatalf("phase = %s, want Error", st.Phase)
+	}
+}
+
+// TestApplyLock: a held lease makes a second apply fail at once; an expired one is
+// taken over.
+func TestApplyLock(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	ns := e.platform.Namespace
+	leases := e.cluster.Kube.CoordinationV1().Leases(ns)
+	now := metav1.NewMicroTime(time.Now())
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: apply.LockName(e.platform.Name), Namespace: ns},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("someone-else"), LeaseDurationSeconds: ptr.To[int32](60), RenewTime: &now},
+	}
+	if _, err := leases.Create(t.Context(), lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := e.apply(testOptions())
+	var locked *apply.LockedError
+	if !errors.As(err, &locked) || locked.Holder != "someone-else" {
+		t.Fatalf("apply under a held lock = %v, want a LockedError naming someone-else", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("apply under a held lock took %s, want it to fail at once", d)
+	}
+
+	// The other run crashed: its lease is two minutes past renewal.
+	stale := metav1.NewMicroTime(time.Now().Add(-2 * time.Minute))
+	cur, err := leases.Get(t.Context(), lease.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.RenewTime = &stale
+	if _, err := leases.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustApply()
+	if _, err := leases.Get(t.Context(), lease.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("lease after a successful apply: %v, want it released", err)
+	}
+}
+
+// TestSavedPlanRefusedWhenClusterChanged: a plan saved before someone else changed an
+// object is refused, so what runs is what was reviewed.
+func TestSavedPlanRefusedWhenClusterChanged(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	e.platform.Spec.Gateway.Replicas = ptr.To[int32](2)
+	saved := e.plan(e.desired())
+	if err := plan.Verify(t.Context(), e.clients, saved, e.plan(e.desired())); err != nil {
+		t.Fatalf("an unchanged cluster refused the saved plan: %v", err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"someone":"changed-this"}}}`)
+	if _, err := e.cluster.Kube.AppsV1().Deployments(e.platform.Namespace).Patch(t.Context(), "gateway", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := plan.Verify(t.Context(), e.clients, saved, e.plan(e.desired()))
+	var stale *plan.StalePlanError
+	if !errors.As(err, &stale) || stale.Object.Name != "gateway" {
+		t.Fatalf("Verify after a change = %v, want a StalePlanError naming gateway", err)
+	}
+}
+
+// TestConflictWithAnotherManager: a field another manager owns shows as a conflict in
+// the plan, stops apply before any write, and --force-conflicts takes it over.
+func TestConflictWithAnotherManager(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	ns := e.platform.Namespace
+	// Another tool takes ownership of the gateway's replicas with its own apply.
+	other := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"gateway","namespace":"` + ns + `"},"spec":{"replicas":2}}`)
+	if _, err := e.cluster.Kube.AppsV1().Deployments(ns).Patch(t.Context(), "gateway", types.ApplyPatchType, other, metav1.PatchOptions{FieldManager: "other-tool", Force: ptr.To(true)}); err != nil {
+		t.Fatal(err)
+	}
+	e.platform.Spec.Gateway.Replicas = ptr.To[int32](3)
+	p := e.plan(e.desired())
+	if p.Summary.Conflicts == 0 {
+		t.Fatalf("plan shows no conflict: %+v", p.Summary)
+	}
+	c := changesOf(p, plan.ActionUpdate)[0]
+	if c.Conflicts[0].Manager != "other-tool" || c.Conflicts[0].Field != ".spec.replicas" {
+		t.Fatalf("conflict = %+v, want .spec.replicas owned by other-tool", c.Conflicts[0])
+	}
+	e.writes.Store(0)
+	_, err := e.apply(testOptions())
+	var ce *apply.ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "--force-conflicts") {
+		t.Fatalf("apply = %v, want a ConflictError with the way out", err)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("a refused apply sent %d writes, want 0", n)
+	}
+	opts := testOptions()
+	opts.ForceConflicts = true
+	if _, err := e.apply(opts); err != nil {
+		t.Fatalf("apply --force-conflicts: %v", err)
+	}
+	d, err := e.cluster.Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 3 {
+		t.Fatalf("gateway replicas after forced apply = %v, %v; want 3", d.Spec.Replicas, err)
+	}
+}
+
+func runtimeFromUnstructured(u *unstructured.Unstructured, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+}
