@@ -1,0 +1,328 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply_test
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
+)
+
+// uninstallFixture is a minimal platform installed in a fresh namespace.
+type uninstallFixture struct {
+	cluster  *testcluster.Cluster
+	clients  *kube.Clients
+	platform *v1alpha1.OntoPlatform
+	ns       string
+}
+
+// installMinimal applies examples/minimal.yaml, as the platform "onto-dev" of a fresh
+// namespace, through the library path apply uses.
+func installMinimal(t *testing.T) *uninstallFixture {
+	t.Helper()
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := release.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := spec.NewValidator(catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := v.LoadFile(filepath.Join("..", "..", "examples", "minimal.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps[0]
+	p.Namespace = ns
+	rel, err := catalog.Get(p.Spec.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planes, err := render.Render(p, render.Options{Release: rel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := plan.NewDesired(p, planes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := (&plan.Planner{Clients: clients}).Plan(t.Context(), d)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	opts := apply.DefaultOptions()
+	opts.PlaneTimeout, opts.Holder = 90*time.Second, "test"
+	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, pl, opts); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	return &uninstallFixture{cluster: c, clients: clients, platform: p, ns: ns}
+}
+
+// uninstall runs Uninstall and records its events.
+func (f *uninstallFixture) uninstall(t *testing.T, opts apply.UninstallOptions) (*apply.UninstallResult, []apply.Event, error) {
+	t.Helper()
+	var mu sync.Mutex
+	var events []apply.Event
+	a := &apply.Applier{Clients: f.clients, Now: time.Now, Observer: func(e apply.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, e)
+	}}
+	if opts.PlaneTimeout == 0 {
+		opts.PlaneTimeout = 90 * time.Second
+	}
+	opts.Holder = "test"
+	res, err := a.Uninstall(t.Context(), f.ns, "", opts)
+	return res, events, err
+}
+
+// members lists the live objects labelled as the platform's inventory members.
+func (f *uninstallFixture) members(t *testing.T) []string {
+	t.Helper()
+	gks := []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Secret"}, {Kind: "Service"}, {Kind: "ServiceAccount"},
+		{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "StatefulSet"}, {Kind: "Namespace"},
+		{Group: "policy", Kind: "PodDisruptionBudget"}, {Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}}
+	l := &inventory.Lister{Dynamic: f.clients.Dynamic, Mapper: f.clients.Mapper}
+	objs, err := l.List(t.Context(), f.ns, inventory.ID(f.ns, f.platform.Name), gks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, o := range objs {
+		out = append(out, kube.Ref(o))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (f *uninstallFixture) pvcs(t *testing.T) []corev1.PersistentVolumeClaim {
+	t.Helper()
+	list, err := f.cluster.Kube.CoreV1().PersistentVolumeClaims(f.ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + f.platform.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// foreignConfigMap creates a ConfigMap without the platform's labels.
+func (f *uninstallFixture) foreignConfigMap(t *testing.T) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-the-platforms", Namespace: f.ns}, Data: map[string]string{"k": "v"}}
+	if _, err := f.cluster.Kube.CoreV1().ConfigMaps(f.ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *uninstallFixture) foreignSurvives(t *testing.T) {
+	t.Helper()
+	if _, err := f.cluster.Kube.CoreV1().ConfigMaps(f.ns).Get(t.Context(), "not-the-platforms", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ConfigMap without the part-of label did not survive uninstall: %v", err)
+	}
+}
+
+func (f *uninstallFixture) platformGone(t *testing.T) {
+	t.Helper()
+	ri, err := inventory.PlatformResource(f.clients.Mapper, f.clients.Dynamic, f.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Get(t.Context(), f.platform.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("OntoPlatform still there after uninstall (err %v)", err)
+	}
+}
+
+// planeOrder checks that the events delete plane by plane in reverse install order,
+// each plane starting only after the previous one is gone, and returns the planes in
+// the order their objects were deleted.
+func planeOrder(t *testing.T, events []apply.Event) []string {
+	t.Helper()
+	var order []string
+	gone := map[string]bool{}
+	for _, e := range events {
+		switch e.Type {
+		case apply.EventObjectDeleted:
+			if len(order) == 0 || order[len(order)-1] != e.Plane {
+				if slices.Contains(order, e.Plane) {
+					t.Errorf("plane %s deleted in two runs: %v", e.Plane, order)
+				}
+				if len(order) > 0 && !gone[order[len(order)-1]] {
+					t.Errorf("plane %s started before plane %s was gone", e.Plane, order[len(order)-1])
+				}
+				order = append(order, e.Plane)
+			}
+		case apply.EventPlaneDeleted:
+			gone[e.Plane] = true
+		}
+	}
+	return order
+}
+
+func TestUninstallReverseOrderKeepsData(t *testing.T) {
+	f := installMinimal(t)
+	f.foreignConfigMap(t)
+	pvcsBefore := f.pvcs(t)
+	if len(pvcsBefore) == 0 {
+		t.Fatal("the installed platform has no PersistentVolumeClaims to keep")
+	}
+	before := f.members(t)
+
+	// A dry run deletes nothing.
+	res, _, err := f.uninstall(t, apply.UninstallOptions{DryRun: apply.DryRunServer})
+	if err != nil {
+		t.Fatalf("uninstall --dry-run=server: %v", err)
+	}
+	if got := f.members(t); !slices.Equal(got, before) {
+		t.Fatalf("dry run changed the members:\nbefore %v\nafter  %v", before, got)
+	}
+	if res.Deleted == 0 || res.Deleted != res.Plan.Count() {
+		t.Errorf("dry run counts %d deletes, plan %d", res.Deleted, res.Plan.Count())
+	}
+
+	res, events, err := f.uninstall(t, apply.UninstallOptions{})
+	if err != nil {
+		t.Fatalf("uninstall: %v", err)
+	}
+	order := planeOrder(t, events)
+	want := []string{"gateway", "intelligence", "data", "control", "infrastructure", plan.PlatformPlane}
+	if !slices.Equal(order, want) {
+		t.Errorf("deletion order %v, want %v", order, want)
+	}
+
+	// Only the generated Secrets and the namespace stay of the inventory.
+	var wantLeft []string
+	for _, m := range before {
+		if strings.HasPrefix(m, "Namespace ") || m == "Secret "+f.ns+"/postgres" || m == "Secret "+f.ns+"/minio" {
+			wantLeft = append(wantLeft, m)
+		}
+	}
+	if got := f.members(t); !slices.Equal(got, wantLeft) {
+		t.Errorf("members left after uninstall:\n got %v\nwant %v", got, wantLeft)
+	}
+	if len(wantLeft) != 3 {
+		t.Errorf("expected the namespace and two generated Secrets among the members, found %v", wantLeft)
+	}
+	if got := len(f.pvcs(t)); got != len(pvcsBefore) {
+		t.Errorf("%d PersistentVolumeClaims left, want all %d kept", got, len(pvcsBefore))
+	}
+	pods, err := f.cluster.Kube.CoreV1().Pods(f.ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 {
+		t.Errorf("%d pods left after uninstall, want none", len(pods.Items))
+	}
+	if len(res.Plan.Kept) != len(pvcsBefore)+3 {
+		t.Errorf("plan keeps %d objects, want %d PVCs, 2 Secrets and the namespace: %+v", len(res.Plan.Kept), len(pvcsBefore), res.Plan.Kept)
+	}
+	f.foreignSurvives(t)
+	f.platformGone(t)
+	if _, err := inventory.PlatformResource(f.clients.Mapper, f.clients.Dynamic, f.ns); err != nil {
+		t.Errorf("the OntoPlatform CRD went with the platform: %v", err)
+	}
+	if _, err := f.cluster.Kube.CoordinationV1().Leases(f.ns).Get(t.Context(), apply.LockName(f.platform.Name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("lock lease left behind (err %v)", err)
+	}
+}
+
+func TestUninstallDeleteData(t *testing.T) {
+	tests := []struct {
+		name string
+		// foreign adds an object the platform does not own, which must keep the
+		// namespace.
+		foreign       bool
+		namespaceGone bool
+	}{
+		{name: "namespace holds only the platform", namespaceGone: true},
+		{name: "namespace holds a foreign object", foreign: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := installMinimal(t)
+			if tc.foreign {
+				f.foreignConfigMap(t)
+			}
+			if len(f.pvcs(t)) == 0 {
+				t.Fatal("the installed platform has no PersistentVolumeClaims")
+			}
+			_, events, err := f.uninstall(t, apply.UninstallOptions{DeleteData: true})
+			if err != nil {
+				t.Fatalf("uninstall --delete-data: %v", err)
+			}
+			order := planeOrder(t, events)
+			want := []string{"gateway", "intelligence", "data", "control", "infrastructure", apply.DataStep, plan.PlatformPlane}
+			if tc.namespaceGone {
+				want = append(want, "namespace")
+			}
+			if !slices.Equal(order, want) {
+				t.Errorf("deletion order %v, want %v", order, want)
+			}
+			if got := f.pvcs(t); len(got) != 0 {
+				t.Errorf("%d PersistentVolumeClaims left after --delete-data", len(got))
+			}
+			for _, s := range []string{"postgres", "minio"} {
+				_, err := f.cluster.Kube.CoreV1().Secrets(f.ns).Get(t.Context(), s, metav1.GetOptions{})
+				if !apierrors.IsNotFound(err) {
+					t.Errorf("generated Secret %s left after --delete-data (err %v)", s, err)
+				}
+			}
+			ns, err := f.cluster.Kube.CoreV1().Namespaces().Get(t.Context(), f.ns, metav1.GetOptions{})
+			gone := apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil)
+			if gone != tc.namespaceGone {
+				t.Errorf("namespace gone = %v, want %v (err %v)", gone, tc.namespaceGone, err)
+			}
+			if tc.foreign {
+				f.foreignSurvives(t)
+				f.platformGone(t)
+			}
+		})
+	}
+}
+
+func TestUninstallMissingPlatform(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &apply.Applier{Clients: clients, Now: time.Now}
+	for _, name := range []string{"", "nope"} {
+		_, err := a.Uninstall(t.Context(), ns, name, apply.UninstallOptions{})
+		var nf *inventory.NotFoundError
+		if !errors.As(err, &nf) {
+			t.Fatalf("uninstall %q: got %v, want a NotFoundError", name, err)
+		}
+		if !strings.Contains(err.Error(), ns) || !strings.Contains(err.Error(), "kubectl get ontoplatforms") {
+			t.Errorf("uninstall %q: message %q should name the namespace and how to find platforms", name, err)
+		}
+	}
+}
