@@ -1,0 +1,121 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/coomia-dip/kubectl-onto/internal/golden"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
+
+// result is what one run of the root command printed and its exit code.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run executes the real root command, as main does, with a plain environment so the
+// output has no colour codes, and returns what it printed and its exit code.
+func runCmd(t *testing.T, args ...string) result {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	env := map[string]string{"NO_COLOR": "1", "HOME": t.TempDir()}
+	root := NewCmdRoot(streams, func(k string) string { return env[k] })
+	root.SetArgs(args)
+	code := exitCode(root.ExecuteContext(t.Context()), errOut)
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+func example(name string) string { return filepath.Join("..", "..", "examples", name) }
+
+// TestCommandOutput runs commands that need no cluster and compares what they print
+// with golden files under testdata/TestCommandOutput.
+func TestCommandOutput(t *testing.T) {
+	bad := filepath.Join("testdata", "bad-platform.yaml")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		// stderrHas is a fragment the error output must contain.
+		stderrHas string
+	}{
+		{name: "validate-production", args: []string{"validate", "-f", example("platform.yaml")}},
+		{name: "validate-bad", args: []string{"validate", "-f", bad}, wantCode: 1},
+		{name: "validate-bad-json", args: []string{"validate", "-f", bad, "-o", "json"}, wantCode: 1},
+		{name: "render-minimal-tenancy", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "tenancy"}},
+		{name: "render-tenant-json-tenancy", args: []string{"render", "-f", example("tenant.yaml"), "--plane", "tenancy", "-o", "json"}},
+		{name: "init-minimal", args: []string{"init", "--profile", "minimal", "-f", "-", "--platform-version", "1.6.0"}},
+		{name: "init-production", args: []string{"init", "--profile", "production", "-f", "-", "--name", "prod", "--platform-namespace", "onto-prod", "--platform-version", "1.5.0"}},
+		{name: "render-bad-plane", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "nope"}, wantCode: 1, stderrHas: "unknown plane \"nope\": use one of tenancy, infrastructure"},
+		{name: "render-bad-output", args: []string{"render", "-f", example("minimal.yaml"), "-o", "xml"}, wantCode: 1, stderrHas: "unknown output format \"xml\""},
+		{name: "validate-no-file", args: []string{"validate"}, wantCode: 1, stderrHas: "pass -f platform.yaml"},
+		{name: "render-invalid-file", args: []string{"render", "-f", bad}, wantCode: 1, stderrHas: "bad-platform.yaml:"},
+		{name: "init-unknown-profile", args: []string{"init", "--profile", "huge", "-f", "-"}, wantCode: 1, stderrHas: "unknown profile \"huge\""},
+		{name: "plan-invalid-file-no-cluster", args: []string{"plan", "-f", bad, "--kubeconfig", "/nonexistent"}, wantCode: 1, stderrHas: "spec.version"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCmd(t, tc.args...)
+			if r.code != tc.wantCode {
+				t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.wantCode, r.stdout, r.stderr)
+			}
+			if tc.stderrHas != "" {
+				if !strings.Contains(r.stderr, tc.stderrHas) {
+					t.Fatalf("stderr %q does not contain %q", r.stderr, tc.stderrHas)
+				}
+				return
+			}
+			golden.Assert(t, []byte(r.stdout), filepath.Join("testdata", "TestCommandOutput", tc.name+".golden"))
+		})
+	}
+}
+
+// TestInitWritesValidFile: init writes a file that validate accepts, and refuses to
+// overwrite it without --force.
+func TestInitWritesValidFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "platform.yaml")
+	if r := runCmd(t, "init", "--profile", "production", "-f", path); r.code != 0 {
+		t.Fatalf("init: %d %s", r.code, r.stderr)
+	}
+	if r := runCmd(t, "validate", "-f", path); r.code != 0 {
+		t.Fatalf("validate of init's file: %d %s", r.code, r.stdout)
+	}
+	before, _ := os.ReadFile(path)
+	if r := runCmd(t, "init", "-f", path); r.code != 1 || !strings.Contains(r.stderr, "--force") {
+		t.Fatalf("init over an existing file: %d %q, want a refusal naming --force", r.code, r.stderr)
+	}
+	after, _ := os.ReadFile(path)
+	if string(before) != string(after) {
+		t.Fatal("a refused init changed the file")
+	}
+	if r := runCmd(t, "init", "-f", path, "--force"); r.code != 0 {
+		t.Fatalf("init --force: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestEnvironmentSetsFlags: ONTO_<FLAG> gives a flag its value when the command line
+// does not.
+func TestEnvironmentSetsFlags(t *testing.T) {
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	env := map[string]string{"NO_COLOR": "1", "ONTO_OUTPUT": "json"}
+	root := NewCmdRoot(streams, func(k string) string { return env[k] })
+	root.SetArgs([]string{"validate", "-f", example("minimal.yaml")})
+	if code := exitCode(root.ExecuteContext(t.Context()), errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(strings.TrimSpace(out.String()), "{") {
+		t.Fatalf("ONTO_OUTPUT=json did not select JSON output: %q", out.String())
+	}
+}
