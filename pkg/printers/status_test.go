@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package printers_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/golden"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/status"
+)
+
+func TestStatusView(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	ready := func(name, plane, kind string, n int32) status.Component {
+		return status.Component{Name: name, Plane: plane, Kind: kind, Workload: name, DesiredReplicas: n, ReadyReplicas: n, Version: "1.5.0", Ready: true}
+	}
+	tests := []struct {
+		name   string
+		report status.Report
+	}{
+		{name: "ready", report: status.Report{
+			Name: "onto-production", Namespace: "onto-system", Phase: v1alpha1.PhaseRunning,
+			SpecVersion: "1.5.0", Version: "1.5.0", Generation: 2, ObservedGeneration: 2, Ready: true, ReadyComponents: "3/3",
+			Conditions: []status.Condition{
+				{Type: "Ready", Status: "True", Reason: "ComponentsReady", Message: "3/3 components ready", LastTransitionTime: ago(5 * time.Minute)},
+				{Type: "Progressing", Status: "False", Reason: "Idle", LastTransitionTime: ago(5 * time.Minute)},
+				{Type: "Degraded", Status: "False", Reason: "ComponentsReady", LastTransitionTime: ago(26 * time.Hour)},
+			},
+			Components: []status.Component{
+				ready("postgres", "infrastructure", "StatefulSet", 3),
+				ready("ontology-service", "control", "Deployment", 2),
+				ready("gateway", "gateway", "Deployment", 3),
+			},
+			History: []v1alpha1.Revision{
+				{Revision: 1, Version: "1.4.0", Time: metav1.NewTime(now.Add(-48 * time.Hour)), Result: v1alpha1.RevisionSucceeded, Action: "apply"},
+				{Revision: 2, Version: "1.5.0", Time: metav1.NewTime(now.Add(-5 * time.Minute)), Result: v1alpha1.RevisionSucceeded, Action: "upgrade"},
+			},
+			ObservedAt: metav1.NewTime(now),
+		}},
+		{name: "upgrading-degraded", report: status.Report{
+			Name: "onto-dev", Namespace: "onto-dev", Phase: v1alpha1.PhaseDegraded,
+			SpecVersion: "1.6.0", Version: "1.5.0", Generation: 4, ObservedGeneration: 3, ReadyComponents: "1/3",
+			Conditions: []status.Condition{
+				{Type: "Ready", Status: "False", Reason: "ComponentsNotReady", Message: "ontology-service: 0/1 ready", LastTransitionTime: ago(90 * time.Second)},
+				{Type: "Progressing", Status: "True", Reason: "Upgrading", Message: "upgrading to 1.6.0", LastTransitionTime: ago(2 * time.Minute)},
+				{Type: "Degraded", Status: "True", Reason: "ComponentsNotReady", LastTransitionTime: ago(90 * time.Second)},
+			},
+			Components: []status.Component{
+				ready("postgres", "infrastructure", "StatefulSet", 1),
+				{Name: "ontology-service", Plane: "control", Kind: "Deployment", Workload: "ontology-service", DesiredReplicas: 1, Version: "1.5.0", Message: "scaled to 0 replicas, the spec asks for 1"},
+				{Name: "gateway", Plane: "gateway", Kind: "Deployment", Workload: "gateway", DesiredReplicas: 1, Message: "not installed"},
+			},
+			Upgrade: &v1alpha1.UpgradeStatus{From: "1.5.0", To: "1.6.0", StartedAt: &metav1.Time{Time: now.Add(-2 * time.Minute)},
+				Done: []string{"postgres"}, Current: "ontology-service"},
+			ObservedAt: metav1.NewTime(now),
+		}},
+		{name: "never-applied", report: status.Report{
+			Name: "onto-new", Namespace: "onto-new", SpecVersion: "1.6.0", Generation: 1, ReadyComponents: "0/0",
+			Conditions: []status.Condition{}, Components: []status.Component{}, ObservedAt: metav1.NewTime(now),
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, f := range []printers.Format{printers.FormatText, printers.FormatJSON} {
+				var out bytes.Buffer
+				if err := printers.Write(&out, f, printers.Plain(&out), printers.StatusView{Report: &tc.report}); err != nil {
+					t.Fatal(err)
+				}
+				golden.Assert(t, out.Bytes(), filepath.Join("testdata", t.Name()+"."+string(f)+".golden"))
+			}
+		})
+	}
+}
