@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+)
+
+// platformFile writes examples/minimal.yaml into a temp file, moved to namespace ns,
+// with extra spec lines appended (indented under spec).
+func platformFile(t *testing.T, ns, extraSpec string) string {
+	t.Helper()
+	data, err := os.ReadFile(example("minimal.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(data), "namespace: onto-dev", "namespace: "+ns, 1)
+	path := filepath.Join(t.TempDir(), "platform.yaml")
+	if err := os.WriteFile(path, []byte(s+extraSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCLILifecycleNeverPrintsSecrets drives the binary's commands against the real
+// cluster: apply, plan with --detailed-exitcode, status, and checks that no generated
+// Secret value, plain or base64, appears in anything any of them printed.
+func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	file := platformFile(t, ns, "")
+	kc := "--kubeconfig=" + c.Kubeconfig
+	var printed []string
+	do := func(wantCode int, args ...string) result {
+		t.Helper()
+		r := runCmd(t, append(args, kc)...)
+		printed = append(printed, r.stdout, r.stderr)
+		if r.code != wantCode {
+			t.Fatalf("kubectl onto %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, wantCode, r.stdout, r.stderr)
+		}
+		return r
+	}
+
+	do(0, "apply", "-f", file, "--timeout=90s")
+	do(0, "plan", "-f", file, "--detailed-exitcode")
+	r := do(0, "plan", "-f", file, "-o", "json", "--show-unchanged")
+	var planJSON struct {
+		Summary struct{ Unchanged int } `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &planJSON); err != nil || planJSON.Summary.Unchanged == 0 {
+		t.Fatalf("plan -o json: %v, summary %+v", err, planJSON.Summary)
+	}
+	r = do(0, "apply", "-f", file)
+	if !strings.Contains(r.stderr, "no changes") {
+		t.Fatalf("second apply did not report no changes: %q", r.stderr)
+	}
+	do(0, "apply", "-f", file, "-o", "json")
+	do(0, "status", "-n", ns)
+	do(0, "status", "-n", ns, "-o", "json")
+	do(0, "status", "-n", ns, "-o", "yaml")
+	do(0, "apply", "-f", file, "--dry-run=server")
+
+	// An edit makes --detailed-exitcode say "changes" (2).
+	edited := platformFile(t, ns, "  gateway:\n    replicas: 2\n")
+	do(2, "plan", "-f", edited, "--detailed-exitcode")
+
+	var values []string
+	for _, name := range []string{"postgres", "minio"} {
+		s, err := c.Kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("generated secret %s: %v", name, err)
+		}
+		if len(s.Data) == 0 {
+			t.Fatalf("generated secret %s has no values", name)
+		}
+		for _, v := range s.Data {
+			if len(v) < 16 {
+				t.Fatalf("generated secret %s has a value of %d bytes, want at least 16", name, len(v))
+			}
+			values = append(values, string(v), base64.StdEncoding.EncodeToString(v))
+		}
+	}
+	all := strings.Join(printed, "\n")
+	for _, v := range values {
+		if strings.Contains(all, v) {
+			t.Fatalf("a generated secret value appeared in the commands' output")
+		}
+	}
+}
