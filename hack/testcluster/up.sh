@@ -9,6 +9,7 @@
 #   ONTO_TESTCLUSTER_BIN        use these binaries instead of running build.sh
 #   ONTO_TESTCLUSTER_GPU=0      leave out the GPU node (the "no GPU" case)
 #   ONTO_TESTCLUSTER_FAST_SSD=0 leave out the fast-ssd StorageClass (the missing-class case)
+#   ONTO_TESTCLUSTER_PROMETHEUS_CRDS=0 leave out the ServiceMonitor CRD
 #   ONTO_TESTCLUSTER_WORKERS    number of worker nodes (default 4, spread over zones a, b, c)
 #   ONTO_TESTCLUSTER_TIMEOUT    seconds to wait for readiness (default 180)
 #   ONTO_TESTCLUSTER_{ETCD,ETCD_PEER,APISERVER,KCM,SCHEDULER,KWOK,METRICS}_PORT
@@ -237,6 +238,11 @@ zones=(zone-a zone-b zone-c)
 kc apply --server-side -f "$here/manifests/storageclass-standard.yaml" >/dev/null
 if [ "$fast_ssd" != 0 ]; then
   kc apply --server-side -f "$here/manifests/storageclass-fast-ssd.yaml" >/dev/null
+fi
+# The Prometheus Operator's ServiceMonitor kind (a stand-in CRD): the production example
+# renders one. ONTO_TESTCLUSTER_PROMETHEUS_CRDS=0 leaves it out, for the "CRD missing" case.
+if [ "${ONTO_TESTCLUSTER_PROMETHEUS_CRDS:-1}" != 0 ]; then
+  kc apply --server-side -f "$here/manifests/servicemonitor-crd.yaml" >/dev/null
 fi
 start provisioner "$bin/provisioner" --kubeconfig="$dir/kubeconfig" --root="$dir/volumes"
 
