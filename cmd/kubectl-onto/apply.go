@@ -84,15 +84,7 @@ lock, and it expires if a run crashes.`,
   kubectl onto apply -f platform.yaml -o json > events.jsonl  # progress as JSON lines, for CI
   kubectl onto apply -f platform.yaml --plan plan.json        # exactly the reviewed plan`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.ApplyFlags.AddFlags(cmd.Flags())
@@ -103,7 +95,7 @@ lock, and it expires if a run crashes.`,
 }
 
 // Complete parses the output format.
-func (o *ApplyOptions) Complete() (err error) {
+func (o *ApplyOptions) Complete(_ []string) (err error) {
 	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON)
 	return err
 }

@@ -7,9 +7,11 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -54,4 +56,28 @@ func parsePlane(name string) (v1alpha1.Plane, error) {
 		names = append(names, string(p))
 	}
 	return "", fmt.Errorf("unknown plane %q: use one of %s", name, strings.Join(names, ", "))
+}
+
+// commandOptions is the kubectl Complete/Validate/Run shape every command's Options has.
+type commandOptions interface {
+	// Complete fills in what the flags leave implicit (defaults, clients, formats).
+	Complete(args []string) error
+	// Validate checks flag combinations, before any work.
+	Validate() error
+	// Run does the work.
+	Run(ctx context.Context) error
+}
+
+// runCommand is the RunE of every command: Complete, Validate, then Run with the
+// command's context, so Ctrl-C cancels every request.
+func runCommand(o commandOptions) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
 }

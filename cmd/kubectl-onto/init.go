@@ -52,15 +52,7 @@ and an existing file is never overwritten without --force.`,
   kubectl onto init --profile production --name onto-prod --namespace onto-system -f prod.yaml
   kubectl onto init --profile minimal -f - | kubectl onto validate -f -`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Profile, "profile", "minimal", "Starter profile: minimal|production")
@@ -74,7 +66,7 @@ and an existing file is never overwritten without --force.`,
 
 // Complete picks the newest catalog version when none is given, and takes kubectl's
 // -n as the platform namespace when it is set and --platform-namespace is not.
-func (o *InitOptions) Complete() error {
+func (o *InitOptions) Complete(_ []string) error {
 	if o.Version == "" {
 		catalog, err := o.Catalog()
 		if err != nil {

@@ -48,15 +48,7 @@ it if the cluster changed since.`,
   kubectl onto plan -f platform.yaml --detailed-exitcode   # 0 no changes, 2 changes, 1 error
   kubectl onto plan -f platform.yaml -o json > plan.json && kubectl onto apply -f platform.yaml --plan plan.json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
@@ -66,7 +58,7 @@ it if the cluster changed since.`,
 }
 
 // Complete parses the output format.
-func (o *PlanOptions) Complete() (err error) {
+func (o *PlanOptions) Complete(_ []string) (err error) {
 	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
 	return err
 }

@@ -42,15 +42,7 @@ values: apply creates those in the cluster, once.`,
   kubectl onto render -f platform.yaml --plane control
   kubectl onto render -f platform.yaml -o json | jq '.items[].kind' | sort | uniq -c`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "Output format: yaml|json")
@@ -59,7 +51,7 @@ values: apply creates those in the cluster, once.`,
 }
 
 // Complete parses the output format and plane.
-func (o *RenderOptions) Complete() (err error) {
+func (o *RenderOptions) Complete(_ []string) (err error) {
 	if o.format, err = printers.ParseFormat(o.Output, printers.FormatYAML, printers.FormatJSON); err != nil {
 		return err
 	}

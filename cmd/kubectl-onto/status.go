@@ -55,15 +55,7 @@ that is not, and why, when --timeout passes.`,
   kubectl onto status onto-production -n onto-system -o json
   kubectl onto status --wait --timeout 10m     # in CI, after apply --wait=false`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until every component is ready; exit 1 if --timeout passes first")

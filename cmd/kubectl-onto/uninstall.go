@@ -58,15 +58,7 @@ NAME may be left out when the namespace holds one OntoPlatform.`,
   kubectl onto uninstall onto-production -n onto-system
   kubectl onto uninstall onto-dev -n onto-dev --delete-data          # volumes and credentials too`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
 	cmd.Flags().BoolVar(&o.DeleteData, "delete-data", false, "Also delete PersistentVolumeClaims, generated Secrets and the namespace the platform created")

@@ -39,15 +39,7 @@ its field path and line. Exits 1 when the file is invalid.`,
   kubectl onto validate -f platform.yaml -o json | jq '.issues[].field'
   cat platform.yaml | kubectl onto validate -f -`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
@@ -55,7 +47,7 @@ its field path and line. Exits 1 when the file is invalid.`,
 }
 
 // Complete parses the output format.
-func (o *ValidateOptions) Complete() (err error) {
+func (o *ValidateOptions) Complete(_ []string) (err error) {
 	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
 	return err
 }

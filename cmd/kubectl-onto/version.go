@@ -47,22 +47,20 @@ func NewCmdVersion(g *GlobalOptions) *cobra.Command {
 		Example: `  kubectl onto version
   kubectl onto version -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runCommand(o),
 	}
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
 	return cmd
 }
 
 // Complete parses the output format.
-func (o *VersionOptions) Complete() (err error) {
+func (o *VersionOptions) Complete(_ []string) (err error) {
 	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
 	return err
 }
+
+// Validate has nothing to check: version takes no arguments.
+func (o *VersionOptions) Validate() error { return nil }
 
 // Run prints the version.
 func (o *VersionOptions) Run(_ context.Context) error {

@@ -172,30 +172,11 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, p *plan.Plan, opts
 		done[ns.Object] = true
 	}
 
-	lock := &Lock{Kube: a.Clients.Kube, Namespace: p.Platform.Namespace, Name: LockName(p.Platform.Name),
-		Holder: opts.Holder, TTL: opts.LockTTL, Now: a.Now}
-	if lock.Holder == "" {
-		lock.Holder = "kubectl-onto"
-	}
-	if lock.TTL <= 0 {
-		lock.TTL = time.Minute
-	}
-	if err := lock.Acquire(ctx); err != nil {
+	release, err := a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
+	if err != nil {
 		return res, err
 	}
-	keepCtx, stopKeep := context.WithCancel(ctx)
-	keepDone := make(chan struct{})
-	go func() { defer close(keepDone); lock.KeepAlive(keepCtx) }()
-	defer func() {
-		stopKeep()
-		<-keepDone
-		// Release even when ctx was cancelled, so the next run needn't wait for expiry.
-		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := lock.Release(relCtx); err != nil {
-			a.logger().Warn("release lock", "err", err)
-		}
-	}()
+	defer release()
 
 	if c := platformChanges[1]; c.Action != plan.ActionUnchanged {
 		if err := a.applyOne(ctx, c, opts); err != nil {
