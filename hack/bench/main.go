@@ -1,0 +1,351 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Command bench prints the speed figures of plan and apply of the production example
+// against a running cluster, side by side with kubectl on the same objects, in one run:
+//
+//   - plan of an unchanged installed platform vs `kubectl diff --server-side -f`;
+//   - no-op apply vs `kubectl apply --server-side -f`, with the API requests of each
+//     by class (GET, LIST, PATCH, ...);
+//   - full installs from empty: time to Ready, and per plane the time waited beyond
+//     its slowest rollout.
+//
+// Runs are interleaved (ours, kubectl, ours, kubectl, ...) and the figures are
+// medians, so a busy machine slows both sides alike; read the ratios. kubectl's
+// requests are counted from separate -v=6 runs, which are not timed.
+//
+//	go run ./hack/bench -kubeconfig /tmp/onto/cluster/kubeconfig
+//
+// `make bench` (hack/test.sh bench) runs it after the Go benchmarks. It works in
+// namespaces of its own (bench-*, labelled onto.dev/bench) and deletes them at the end.
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/coomia-dip/kubectl-onto/internal/bench"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// config is the command line.
+type config struct {
+	kubeconfig string
+	kubectl    string
+	example    string
+	crd        string
+	runs       int
+	installs   int
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.kubeconfig, "kubeconfig", cmp.Or(os.Getenv("ONTO_TEST_KUBECONFIG"), os.Getenv("KUBECONFIG")), "kubeconfig of the cluster (default $ONTO_TEST_KUBECONFIG, then $KUBECONFIG)")
+	flag.StringVar(&c.kubectl, "kubectl", os.Getenv("ONTO_KUBECTL"), "kubectl binary (default $ONTO_KUBECTL, then bin/kubectl beside the kubeconfig, then PATH)")
+	flag.StringVar(&c.example, "f", "examples/platform.yaml", "platform file to measure")
+	flag.StringVar(&c.crd, "servicemonitor-crd", "hack/testcluster/manifests/servicemonitor-crd.yaml", "ServiceMonitor CRD to create if the cluster lacks it")
+	flag.IntVar(&c.runs, "runs", 7, "measured runs of each plan/diff/apply")
+	flag.IntVar(&c.installs, "installs", 3, "full installs from empty")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, c config, out io.Writer) (err error) {
+	if c.kubeconfig == "" {
+		return errors.New("no cluster: pass -kubeconfig or set ONTO_TEST_KUBECONFIG")
+	}
+	if c.runs < 1 || c.installs < 1 {
+		return errors.New("-runs and -installs must be at least 1")
+	}
+	kubectlPath, err := findKubectl(c)
+	if err != nil {
+		return err
+	}
+	cl, err := bench.Connect(c.kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := cl.EnsureCRD(ctx, c.crd); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "onto-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	kubectl := bench.Kubectl{Path: kubectlPath, Kubeconfig: c.kubeconfig, CacheDir: filepath.Join(tmp, "kubectl-cache")}
+
+	// Every namespace made here goes at the end, even on failure or Ctrl-C.
+	var namespaces []string
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		for _, ns := range namespaces {
+			if derr := cl.DeleteNamespace(ctx, ns, 3*time.Minute); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}
+	}()
+	install := func() (*bench.Run, string, error) {
+		ns := bench.NamespaceName("bench")
+		namespaces = append(namespaces, ns)
+		d, err := bench.Desired(c.example, ns)
+		if err != nil {
+			return nil, ns, err
+		}
+		logf("install %d objects into namespace %s", len(d.Objects()), ns)
+		r, err := bench.Apply(ctx, cl.Config, d, bench.Options())
+		if err != nil {
+			return nil, ns, fmt.Errorf("install into %s: %w", ns, err)
+		}
+		return r, ns, nil
+	}
+	dropNamespace := func(ns string) error {
+		namespaces = namespaces[:len(namespaces)-1]
+		logf("delete namespace %s and wait for it to go", ns)
+		return cl.DeleteNamespace(ctx, ns, 3*time.Minute)
+	}
+
+	// The first install is also the unchanged platform plan and no-op apply run against.
+	first, ns, err := install()
+	if err != nil {
+		return err
+	}
+	installs := []*bench.Run{first}
+	d, err := bench.Desired(c.example, ns)
+	if err != nil {
+		return err
+	}
+	manifest := filepath.Join(tmp, "objects.yaml")
+	if err := bench.WriteManifest(d, manifest); err != nil {
+		return err
+	}
+	side, err := compare(ctx, cl, kubectl, d, manifest, c.runs)
+	if err != nil {
+		return err
+	}
+	// One production platform at a time besides the installed one: the GPU node fits
+	// two.
+	if err := dropNamespace(ns); err != nil {
+		return err
+	}
+	for len(installs) < c.installs {
+		r, ns, err := install()
+		if err != nil {
+			return err
+		}
+		installs = append(installs, r)
+		if err := dropNamespace(ns); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "\nkubectl-onto benchmarks, %s, against %s (kubectl %s)\n", time.Now().Format(time.RFC3339), cl.Config.Host, kubectlPath)
+	fmt.Fprintf(out, "%d objects (production example, plus the CRD and the OntoPlatform); medians of %d interleaved runs; a shared machine makes single figures noisy, the side-by-side ratios less so.\n\n", len(d.Objects()), c.runs)
+	side.print(out)
+	return printInstalls(out, installs)
+}
+
+func findKubectl(c config) (string, error) {
+	if c.kubectl != "" {
+		return c.kubectl, nil
+	}
+	beside := filepath.Join(filepath.Dir(c.kubeconfig), "bin", "kubectl")
+	if _, err := os.Stat(beside); err == nil {
+		return beside, nil
+	}
+	p, err := exec.LookPath("kubectl")
+	if err != nil {
+		return "", errors.New("no kubectl: pass -kubectl or set ONTO_KUBECTL (hack/testcluster/build.sh builds one)")
+	}
+	return p, nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// comparison holds the side-by-side runs.
+type comparison struct {
+	plan, diff, noop, apply []time.Duration
+	// Requests of one run each; ours are counted on every run and must not vary.
+	planReq, noopReq, diffReq, applyReq bench.Counts
+	diffDiffers                         bool
+}
+
+// compare runs plan, kubectl diff, no-op apply and kubectl apply in turn, runs times
+// after one warm-up round, then counts kubectl's requests in one -v=6 run each.
+func compare(ctx context.Context, cl *bench.Cluster, kubectl bench.Kubectl, d *plan.Desired, manifest string, runs int) (*comparison, error) {
+	c := &comparison{}
+	for i := -1; i < runs; i++ {
+		if i < 0 {
+			logf("warm-up round (kubectl's discovery cache, first kubectl apply)")
+		} else {
+			logf("round %d/%d", i+1, runs)
+		}
+		p, err := bench.Plan(ctx, cl.Config, d)
+		if err != nil {
+			return nil, err
+		}
+		if p.Plan.HasChanges() {
+			return nil, fmt.Errorf("plan of the installed platform has changes: %+v", p.Plan.Summary)
+		}
+		kd, err := kubectl.Diff(ctx, manifest, false)
+		if err != nil {
+			return nil, err
+		}
+		noop, err := bench.Apply(ctx, cl.Config, d, bench.Options())
+		if err != nil {
+			return nil, err
+		}
+		if n := noop.Requests.Writes(); n != 0 {
+			return nil, fmt.Errorf("no-op apply sent %d writes (%s)", n, noop.Requests)
+		}
+		ka, err := kubectl.Apply(ctx, manifest, false)
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 {
+			continue
+		}
+		c.plan, c.diff, c.noop, c.apply = append(c.plan, p.Wall), append(c.diff, kd.Wall), append(c.noop, noop.Wall), append(c.apply, ka.Wall)
+		if c.planReq != nil && c.planReq.Total() != p.Requests.Total() || c.noopReq != nil && c.noopReq.Total() != noop.Requests.Total() {
+			return nil, fmt.Errorf("request counts vary between runs: plan %s / %s, apply %s / %s", c.planReq, p.Requests, c.noopReq, noop.Requests)
+		}
+		c.planReq, c.noopReq = p.Requests, noop.Requests
+		c.diffDiffers = c.diffDiffers || kd.Differs
+	}
+	logf("count kubectl's requests (-v=6)")
+	kd, err := kubectl.Diff(ctx, manifest, true)
+	if err != nil {
+		return nil, err
+	}
+	ka, err := kubectl.Apply(ctx, manifest, true)
+	if err != nil {
+		return nil, err
+	}
+	c.diffReq, c.applyReq = kd.Requests, ka.Requests
+	c.diffDiffers = c.diffDiffers || kd.Differs
+	if p, err := bench.Plan(ctx, cl.Config, d); err != nil {
+		return nil, err
+	} else if p.Plan.HasChanges() {
+		return nil, fmt.Errorf("kubectl apply changed the platform: plan shows %+v", p.Plan.Summary)
+	}
+	return c, nil
+}
+
+func (c *comparison) print(out io.Writer) {
+	mp, md, mn, ma := bench.Median(c.plan), bench.Median(c.diff), bench.Median(c.noop), bench.Median(c.apply)
+	fmt.Fprintf(out, "plan (production, unchanged): median %s  kubectl diff --server-side: median %s  ratio %.2f\n", secs(mp), secs(md), bench.Ratio(mp, md))
+	fmt.Fprintf(out, "no-op apply (production):     median %s  kubectl apply --server-side: median %s  ratio %.2f\n", secs(mn), secs(ma), bench.Ratio(mn, ma))
+	if c.diffDiffers {
+		fmt.Fprintln(out, "  (kubectl diff reported differences on the unchanged platform)")
+	}
+	fmt.Fprintln(out, "  runs, plan:        ", durations(c.plan))
+	fmt.Fprintln(out, "  runs, kubectl diff:", durations(c.diff))
+	fmt.Fprintln(out, "  runs, no-op apply: ", durations(c.noop))
+	fmt.Fprintln(out, "  runs, kubectl apply:", durations(c.apply))
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "API requests per run, by class:")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "\t")
+	for _, v := range bench.Verbs {
+		fmt.Fprintf(tw, "%s\t", v)
+	}
+	fmt.Fprintln(tw, "total\t")
+	row := func(name string, c bench.Counts) {
+		fmt.Fprintf(tw, "%s\t", name)
+		for _, v := range bench.Verbs {
+			fmt.Fprintf(tw, "%d\t", c[v])
+		}
+		fmt.Fprintf(tw, "%d\t\n", c.Total())
+	}
+	row("plan", c.planReq)
+	row("kubectl diff --server-side", c.diffReq)
+	row("no-op apply (plan + apply)", c.noopReq)
+	row("kubectl apply --server-side", c.applyReq)
+	tw.Flush()
+	fmt.Fprintln(out)
+}
+
+func printInstalls(out io.Writer, runs []*bench.Run) error {
+	walls := make([]time.Duration, len(runs))
+	type planeRuns struct {
+		started, ready, slowest, beyond []time.Duration
+		workloads                       int
+	}
+	var order []string
+	planes := map[string]*planeRuns{}
+	for i, r := range runs {
+		walls[i] = r.Wall
+		timings, err := r.Planes()
+		if err != nil {
+			return err
+		}
+		for _, t := range timings {
+			pr := planes[t.Name]
+			if pr == nil {
+				pr = &planeRuns{}
+				planes[t.Name] = pr
+				order = append(order, t.Name)
+			}
+			pr.started = append(pr.started, t.Started)
+			pr.ready = append(pr.ready, t.Ready)
+			pr.slowest = append(pr.slowest, t.SlowestRollout)
+			pr.beyond = append(pr.beyond, t.Beyond())
+			pr.workloads = t.Workloads
+		}
+	}
+	fmt.Fprintf(out, "full install (production, from empty to Ready, plan included): median %s over %d installs (%s)\n", secs(bench.Median(walls)), len(runs), durations(walls))
+	fmt.Fprintln(out, "per plane, medians; times since the start of the run:")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "plane\tworkloads\tstarted\tslowest rollout ready\tplane ready\twaited beyond slowest rollout\t")
+	for _, name := range order {
+		pr := planes[name]
+		slowest, beyond := "-", "-"
+		if pr.workloads > 0 {
+			slowest = secs(bench.Median(pr.slowest))
+			beyond = fmt.Sprintf("%.1fms (max %.1fms)", ms(bench.Median(pr.beyond)), ms(maxOf(pr.beyond)))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, pr.workloads, secs(bench.Median(pr.started)), slowest, secs(bench.Median(pr.ready)), beyond)
+	}
+	return tw.Flush()
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func maxOf(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+func durations(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = secs(d)
+	}
+	return strings.Join(parts, " ")
+}

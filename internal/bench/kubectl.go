@@ -1,0 +1,89 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// Kubectl runs the kubectl binary against the cluster, on a file of the same objects
+// the plugin applies, with the plugin's field manager: the same server-side apply, so
+// the runs compare tools, not objects.
+type Kubectl struct {
+	Path       string
+	Kubeconfig string
+	// CacheDir is kubectl's discovery cache (--cache-dir); a private one keeps other
+	// users' kubectl runs from warming or clearing it.
+	CacheDir string
+}
+
+// KubectlRun is one measured kubectl command.
+type KubectlRun struct {
+	Wall time.Duration
+	// Requests are counted from kubectl's -v=6 log, when asked for.
+	Requests Counts
+	// Differs is set when kubectl diff found differences (exit status 1).
+	Differs bool
+	Output  string
+}
+
+// Diff runs kubectl diff --server-side on file.
+func (k Kubectl) Diff(ctx context.Context, file string, count bool) (*KubectlRun, error) {
+	return k.run(ctx, count, "diff", "--server-side", "--field-manager="+plan.FieldManager, "-f", file)
+}
+
+// Apply runs kubectl apply --server-side on file.
+func (k Kubectl) Apply(ctx context.Context, file string, count bool) (*KubectlRun, error) {
+	return k.run(ctx, count, "apply", "--server-side", "--field-manager="+plan.FieldManager, "-f", file)
+}
+
+// run runs kubectl with args; with count, at -v=6, counting requests from the log
+// (which slows kubectl down: counted runs are not timed ones).
+func (k Kubectl) run(ctx context.Context, count bool, sub string, args ...string) (*KubectlRun, error) {
+	args = append([]string{sub, "--kubeconfig", k.Kubeconfig}, args...)
+	if k.CacheDir != "" {
+		args = append(args, "--cache-dir", k.CacheDir)
+	}
+	if count {
+		args = append(args, "-v=6")
+	}
+	cmd := exec.CommandContext(ctx, k.Path, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	run := &KubectlRun{Wall: time.Since(start), Output: stdout.String()}
+	var exit *exec.ExitError
+	if sub == "diff" && errors.As(err, &exit) && exit.ExitCode() == 1 {
+		run.Differs, err = true, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubectl %s: %w\n%s", sub, err, lastLines(stderr.String(), 20))
+	}
+	if count {
+		if run.Requests, err = ParseKubectlLog(&stderr); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
