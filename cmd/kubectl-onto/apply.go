@@ -143,12 +143,11 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 		p = saved
 		opts.Preconditions = true
 	}
-	progress := &printers.Progress{Out: o.ErrOut, Term: o.Terminal(o.ErrOut), Now: time.Now}
-	if o.format == printers.FormatJSON {
-		progress = &printers.Progress{Out: o.Out, JSON: true, Now: time.Now}
-	}
+	progress := o.newProgress(o.format)
 	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle}
+	stopSpinner := progress.Start(ctx)
 	res, err := applier.Apply(ctx, d, p, opts)
+	stopSpinner()
 	if err != nil {
 		return err
 	}
@@ -157,6 +156,15 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 			p.Platform.Namespace, p.Platform.Name, res.Status.Phase, res.Status.Version, res.Status.ReadyComponents)
 	}
 	return nil
+}
+
+// newProgress prints run events: lines (and a spinner on a terminal) on stderr, or JSON
+// lines on stdout with -o json, where a CI job reads results.
+func (g *GlobalOptions) newProgress(format printers.Format) *printers.Progress {
+	if format == printers.FormatJSON {
+		return &printers.Progress{Out: g.Out, JSON: true, Now: time.Now}
+	}
+	return &printers.Progress{Out: g.ErrOut, Term: g.Terminal(g.ErrOut), Now: time.Now}
 }
 
 func readPlan(path string) (*plan.Plan, error) {

@@ -105,14 +105,14 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	}
 	dryRun := opts.DryRun != apply.DryRunNone
 	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger()}
+	stopSpinner := func() {}
 	if !dryRun {
-		progress := &printers.Progress{Out: o.ErrOut, Term: o.Terminal(o.ErrOut), Now: time.Now}
-		if o.format == printers.FormatJSON {
-			progress = &printers.Progress{Out: o.Out, JSON: true, Now: time.Now}
-		}
+		progress := o.newProgress(o.format)
 		applier.Observer = progress.Handle
+		stopSpinner = progress.Start(ctx)
 	}
 	res, err := applier.Uninstall(ctx, o.namespace, o.Name, opts)
+	stopSpinner()
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,11 @@ Licensed under the Apache License, Version 2.0.
 package printers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 	"time"
 
@@ -29,6 +31,66 @@ type Progress struct {
 
 	mu    sync.Mutex
 	start time.Time
+	// waiting are the workloads not ready yet, with their last message, for the
+	// spinner line of an interactive terminal.
+	waiting map[string]string
+	frame   int
+}
+
+// spinnerFrames of the status line on an interactive terminal.
+const spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+// statusWidth bounds the spinner line so it never wraps on an 80-column terminal.
+const statusWidth = 78
+
+// Start runs the spinner line on an interactive terminal until the returned stop is
+// called; elsewhere (piped, NO_COLOR, CI, JSON) it does nothing, so logs hold plain
+// lines only.
+func (p *Progress) Start(ctx context.Context) (stop func()) {
+	if p.JSON || p.Term == nil || !p.Term.Interactive {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				p.mu.Lock()
+				fmt.Fprint(p.Out, "\r\x1b[K")
+				p.mu.Unlock()
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.frame++
+				p.drawStatus()
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// drawStatus redraws the spinner line in place; the caller holds mu.
+func (p *Progress) drawStatus() {
+	fmt.Fprint(p.Out, "\r\x1b[K")
+	if len(p.waiting) == 0 {
+		return
+	}
+	names := make([]string, 0, len(p.waiting))
+	for n := range p.waiting {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	frames := []rune(spinnerFrames)
+	line := fmt.Sprintf("%c waiting for %d: %s (%s)", frames[p.frame%len(frames)], len(names), names[0], p.waiting[names[0]])
+	if r := []rune(line); len(r) > statusWidth {
+		line = string(r[:statusWidth-1]) + "…"
+	}
+	fmt.Fprint(p.Out, p.Term.Faint.Render(line))
 }
 
 // Handle prints one event.
@@ -50,6 +112,22 @@ func (p *Progress) Handle(e apply.Event) {
 		return
 	}
 	t := p.Term
+	if t.Interactive {
+		// The spinner line shows what is still waiting; keep the log to what changed.
+		if p.waiting == nil {
+			p.waiting = map[string]string{}
+		}
+		if e.Type == apply.EventWaiting {
+			if !e.Ready {
+				p.waiting[e.Object] = e.Message
+				p.drawStatus()
+				return
+			}
+			delete(p.waiting, e.Object)
+		}
+		fmt.Fprint(p.Out, "\r\x1b[K")
+		defer p.drawStatus()
+	}
 	var line string
 	switch e.Type {
 	case apply.EventNoChanges:
