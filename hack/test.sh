@@ -3,7 +3,9 @@
 # cluster, runs the whole Go suite against it (unit and integration tests), stops it.
 #
 #   hack/test.sh          go test ./...
-#   hack/test.sh bench    go test -run '^$' -bench . -benchmem ./...
+#   hack/test.sh bench    go test -run '^$' -bench . -benchmem ./..., then
+#                         go run ./hack/bench: plan and apply vs kubectl side by side,
+#                         medians and ratios in one run (flags: ONTO_BENCH_FLAGS)
 #
 # Environment:
 #   ONTO_TEST_KUBECONFIG  if set, use that running cluster and start none
@@ -51,6 +53,11 @@ test)
 bench)
   rc=0
   go test -count=1 -timeout 30m -run '^$' -bench . -benchmem "${extra[@]}" $pkgs || rc=$?
+  # The same figures side by side with kubectl, medians and ratios: the cluster's own
+  # kubectl (bin/ beside its kubeconfig) unless ONTO_KUBECTL names one.
+  # shellcheck disable=SC2206 # word splitting of the flags is intended
+  bench_flags=(${ONTO_BENCH_FLAGS:-})
+  go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" "${bench_flags[@]}" || rc=$?
   ;;
 *)
   log "unknown mode $mode (want: test or bench)"
