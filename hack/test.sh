@@ -13,56 +13,73 @@
 #   ONTO_TEST_PKGS        packages to test (default ./...)
 #   ONTO_GO_TEST_FLAGS    extra go test flags (e.g. -run TestX -v)
 #   ONTO_TESTCLUSTER_*    cluster settings, see hack/testcluster/up.sh
-# The cluster's state and logs go to .cluster/test, apart from a `make cluster-up` one.
+# The cluster's state and logs go to .cluster/test, on ports of its own, apart from a
+# `make cluster-up` one.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo"
-mode=${1:-test}
-# Same flags as the Makefile and build.sh when run directly: -trimpath is part of the
-# compile cache key, and sharing it with the control-plane build saves minutes.
-export GOFLAGS=${GOFLAGS:--trimpath -buildvcs=false}
-pkgs=${ONTO_TEST_PKGS:-./...}
-# shellcheck disable=SC2206 # word splitting of the flags is intended
-extra=(${ONTO_GO_TEST_FLAGS:-})
-
-log() { echo "test.sh: $*" >&2; }
-t0=$SECONDS
-
-if [ -z "${ONTO_TEST_KUBECONFIG:-}" ]; then
-  ONTO_TESTCLUSTER_BIN=$(hack/testcluster/build.sh)
-  export ONTO_TESTCLUSTER_BIN
-  log "control plane binaries ready after $((SECONDS - t0))s ($ONTO_TESTCLUSTER_BIN)"
-  export ONTO_TESTCLUSTER_DIR=$repo/.cluster/test
-  # Stop the cluster however this script ends (failure, Ctrl-C); the exit status stays
-  # go test's.
-  trap 'hack/testcluster/down.sh' EXIT
-  hack/testcluster/up.sh
-  export ONTO_TEST_KUBECONFIG=$ONTO_TESTCLUSTER_DIR/kubeconfig
-else
-  log "using the running cluster of ONTO_TEST_KUBECONFIG=$ONTO_TEST_KUBECONFIG"
-fi
-
-t1=$SECONDS
-case $mode in
-test)
-  # -count=1: results depend on the cluster, never reuse cached ones.
-  # 30m: well inside CI's 90 min, and a hung watch fails instead of eating the budget.
-  rc=0
-  go test -count=1 -timeout 30m "${extra[@]}" $pkgs || rc=$?
-  ;;
-bench)
-  rc=0
-  go test -count=1 -timeout 30m -run '^$' -bench . -benchmem "${extra[@]}" $pkgs || rc=$?
-  # The same figures side by side with kubectl, medians and ratios: the cluster's own
-  # kubectl (bin/ beside its kubeconfig) unless ONTO_KUBECTL names one.
+# Everything is in main, called on the last line: bash reads a script as it runs, and
+# this one runs for many minutes in a work tree others edit; a function is parsed whole
+# before it starts.
+main() {
+  repo=$(cd "$(dirname "$0")/.." && pwd)
+  cd "$repo"
+  mode=${1:-test}
+  # Same flags as the Makefile and build.sh when run directly: -trimpath is part of the
+  # compile cache key, and sharing it with the control-plane build saves minutes.
+  export GOFLAGS=${GOFLAGS:--trimpath -buildvcs=false}
+  pkgs=${ONTO_TEST_PKGS:-./...}
   # shellcheck disable=SC2206 # word splitting of the flags is intended
-  bench_flags=(${ONTO_BENCH_FLAGS:-})
-  go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" "${bench_flags[@]}" || rc=$?
-  ;;
-*)
-  log "unknown mode $mode (want: test or bench)"
-  exit 2
-  ;;
-esac
-log "go test took $((SECONDS - t1))s, $((SECONDS - t0))s in all (exit $rc)"
-exit "$rc"
+  extra=(${ONTO_GO_TEST_FLAGS:-})
+
+  log() { echo "test.sh: $*" >&2; }
+  t0=$SECONDS
+
+  if [ -z "${ONTO_TEST_KUBECONFIG:-}" ]; then
+    ONTO_TESTCLUSTER_BIN=$(hack/testcluster/build.sh)
+    export ONTO_TESTCLUSTER_BIN
+    log "control plane binaries ready after $((SECONDS - t0))s ($ONTO_TESTCLUSTER_BIN)"
+    export ONTO_TESTCLUSTER_DIR=$repo/.cluster/test
+    # Ports of their own, so the suite runs beside a `make demo` / `make cluster-up`
+    # cluster on the default ports.
+    export ONTO_TESTCLUSTER_ETCD_PORT=${ONTO_TESTCLUSTER_ETCD_PORT:-33790}
+    export ONTO_TESTCLUSTER_ETCD_PEER_PORT=${ONTO_TESTCLUSTER_ETCD_PEER_PORT:-33800}
+    export ONTO_TESTCLUSTER_APISERVER_PORT=${ONTO_TESTCLUSTER_APISERVER_PORT:-16443}
+    export ONTO_TESTCLUSTER_KCM_PORT=${ONTO_TESTCLUSTER_KCM_PORT:-20257}
+    export ONTO_TESTCLUSTER_SCHEDULER_PORT=${ONTO_TESTCLUSTER_SCHEDULER_PORT:-20259}
+    export ONTO_TESTCLUSTER_KWOK_PORT=${ONTO_TESTCLUSTER_KWOK_PORT:-20247}
+    export ONTO_TESTCLUSTER_METRICS_PORT=${ONTO_TESTCLUSTER_METRICS_PORT:-14443}
+    # Stop the cluster however this script ends (failure, Ctrl-C); the exit status stays
+    # go test's.
+    trap 'hack/testcluster/down.sh' EXIT
+    hack/testcluster/up.sh
+    export ONTO_TEST_KUBECONFIG=$ONTO_TESTCLUSTER_DIR/kubeconfig
+  else
+    log "using the running cluster of ONTO_TEST_KUBECONFIG=$ONTO_TEST_KUBECONFIG"
+  fi
+
+  t1=$SECONDS
+  case $mode in
+  test)
+    # -count=1: results depend on the cluster, never reuse cached ones.
+    # 30m: well inside CI's 90 min, and a hung watch fails instead of eating the budget.
+    rc=0
+    go test -count=1 -timeout 30m "${extra[@]}" $pkgs || rc=$?
+    ;;
+  bench)
+    rc=0
+    go test -count=1 -timeout 30m -run '^$' -bench . -benchmem "${extra[@]}" $pkgs || rc=$?
+    # The same figures side by side with kubectl, medians and ratios: the cluster's own
+    # kubectl (bin/ beside its kubeconfig) unless ONTO_KUBECTL names one.
+    # shellcheck disable=SC2206 # word splitting of the flags is intended
+    bench_flags=(${ONTO_BENCH_FLAGS:-})
+    go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" "${bench_flags[@]}" || rc=$?
+    ;;
+  *)
+    log "unknown mode $mode (want: test or bench)"
+    exit 2
+    ;;
+  esac
+  log "go test took $((SECONDS - t1))s, $((SECONDS - t0))s in all (exit $rc)"
+  exit "$rc"
+}
+
+main "$@"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Starts the project's test control plane on 127.0.0.1 (see ../../../shared/TESTCLUSTER.md
-# for where every flag comes from): etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok (fake nodes and pods, failure stages, metrics), metrics-server and
-# a volume provisioner. Every start is a fresh cluster: state from an earlier run is wiped.
+# Starts the project's test control plane on 127.0.0.1 (README.md beside this script):
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (fake nodes and
+# pods, failure stages, metrics), metrics-server and a volume provisioner. Every start
+# is a fresh cluster: state from an earlier run is wiped.
 #
 # Settings (environment):
 #   ONTO_TESTCLUSTER_DIR        state dir (default: <repo>/.cluster); admin kubeconfig at $DIR/kubeconfig
@@ -33,15 +33,14 @@ timeout=${ONTO_TESTCLUSTER_TIMEOUT:-180}
 log() { echo "testcluster: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# A live PID file means a cluster from this state dir (or one nested in it, like
-# make test's .cluster/test) is running: refuse rather than wipe its state.
-if [ -d "$dir" ]; then
-  while IFS= read -r f; do
-    if kill -0 "$(cat "$f")" 2>/dev/null; then
-      die "a test cluster is already running from $(dirname "$(dirname "$f")") ($(basename "$f" .pid) pid $(cat "$f")); stop it with 'make cluster-down' (or ONTO_TESTCLUSTER_DIR=... hack/testcluster/down.sh)"
-    fi
-  done < <(find "$dir" -path '*/pids/*.pid' 2>/dev/null)
-fi
+# A live PID file means a cluster from this state dir is running: refuse rather than
+# wipe the state of a cluster someone is using.
+for f in "$dir"/pids/*.pid; do
+  [ -e "$f" ] || continue
+  if kill -0 "$(cat "$f")" 2>/dev/null; then
+    die "a test cluster is already running from $dir ($(basename "$f" .pid) pid $(cat "$f")); stop it with 'make cluster-down' (or ONTO_TESTCLUSTER_DIR=$dir hack/testcluster/down.sh)"
+  fi
+done
 # Another cluster (other state dir) or program on our ports would make the readiness
 # checks below talk to the wrong server.
 for p in "$etcd_port" "$etcd_peer_port" "$api_port" "$kcm_port" "$sched_port" "$kwok_port" "$metrics_port"; do
@@ -60,7 +59,9 @@ kwok_mod=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 [ -f "$kwok_mod/kustomize/kwok/kwok.yaml" ] || die "kwok module not found in the module cache ($kwok_mod)"
 
 t0=$(date +%s.%N)
-rm -rf "$dir"
+# Only what this script creates: make test's cluster lives in .cluster/test, inside
+# the default state dir, and may be running.
+rm -rf "$dir"/{etcd,pki,logs,pids,etc,volumes,bin,kubeconfig,env}
 mkdir -p "$dir"/{logs,pids,etc,volumes}
 ln -s "$bin" "$dir/bin"
 pki=$dir/pki
@@ -275,6 +276,8 @@ export ONTO_TEST_KUBECONFIG=$dir/kubeconfig
 export PATH=$dir/bin:\$PATH
 EOF
 trap - EXIT
+stop="make cluster-down"
+[ "$dir" = "$repo/.cluster" ] || stop="ONTO_TESTCLUSTER_DIR=$dir hack/testcluster/down.sh"
 log "cluster ready after $(elapsed): $(kc get nodes --no-headers | wc -l) nodes, server $(kc version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -n1)"
 cat >&2 <<EOF
 
@@ -283,6 +286,6 @@ cat >&2 <<EOF
     $dir/bin/kubectl get nodes          # kubectl v1.37.2 built with the cluster
   or: source $dir/env                   # KUBECONFIG, ONTO_TEST_KUBECONFIG and PATH
   Integration tests: ONTO_TEST_KUBECONFIG=$dir/kubeconfig go test ./...
-  Logs: $dir/logs/   Stop: make cluster-down
+  Logs: $dir/logs/   Stop: $stop
 
 EOF

@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,6 +47,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // EnvKubeconfig names the environment variable with the path of the test
@@ -96,7 +98,14 @@ type Cluster struct {
 // exits with an error if not, so that a dead cluster fails fast instead of in
 // every test. Without one, it says so once; New then skips the integration
 // tests while unit tests run as usual.
+//
+// Main also gives controller-runtime's logger a sink (stderr, V(0) only), which
+// it otherwise demands within 30 s with a stack trace; go test shows that
+// output only for failing packages or with -v.
 func Main(m *testing.M) {
+	ctrllog.SetLogger(funcr.New(func(prefix, args string) {
+		fmt.Fprintln(os.Stderr, "controller-runtime:", prefix, args)
+	}, funcr.Options{}))
 	path := os.Getenv(EnvKubeconfig)
 	if path == "" {
 		fmt.Fprintln(os.Stderr, "integration tests skipped: no cluster (run `make test`, or set "+EnvKubeconfig+")")
