@@ -53,12 +53,30 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	}
 
 	// The CRD first: without it the OntoPlatform and, without the namespace, every
-	// namespaced object can only be a create, and a dry-run of them would fail.
-	crdChange, err := pl.planObject(ctx, d.CRD, nil, true)
+	// namespaced object can only be a create, and a dry-run of them would fail. Whether
+	// it exists is all the rest needs; its dry-run, the slowest request of a plan (the
+	// API server checks the whole schema), runs alongside everything else.
+	crdLive, err := pl.getLive(ctx, d.CRD)
 	if err != nil {
 		return nil, fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
 	}
-	crdExists := crdChange.Action != ActionCreate
+	crdExists := crdLive != nil
+	ctx, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(pl.concurrency())
+	defer func() { _ = g.Wait() }()
+	defer cancel() // first: an early return stops the dry-runs in flight, then waits for them
+	platformPlane := PlanePlan{Name: PlatformPlane, Changes: []Change{createChange(d.CRD), createChange(d.Platform)}}
+	if crdExists {
+		g.Go(func() error {
+			ch, err := pl.planObject(gctx, d.CRD, crdLive)
+			if err != nil {
+				return fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
+			}
+			platformPlane.Changes[0] = ch
+			return nil
+		})
+	}
 	if err := pl.checkServed(d); err != nil {
 		return nil, err
 	}
@@ -68,24 +86,20 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 		return nil, err
 	}
 
-	platformPlane := PlanePlan{Name: PlatformPlane, Changes: []Change{crdChange}}
-	var parentChange Change
 	if crdExists && nsExists {
-		parentChange, err = pl.planObject(ctx, d.Platform, live[RefOf(d.Platform).key()], false)
-		if err != nil {
-			return nil, fmt.Errorf("plan %s: %w", RefOf(d.Platform), err)
-		}
-	} else {
-		parentChange = createChange(d.Platform)
+		g.Go(func() error {
+			ch, err := pl.planObject(gctx, d.Platform, live[RefOf(d.Platform).key()])
+			if err != nil {
+				return fmt.Errorf("plan %s: %w", RefOf(d.Platform), err)
+			}
+			platformPlane.Changes[1] = ch
+			return nil
+		})
 	}
-	platformPlane.Changes = append(platformPlane.Changes, parentChange)
-	p.Planes = append(p.Planes, platformPlane)
 
 	// Every plane object, concurrently; results keep the rendered order.
 	objs := d.Objects()
 	changes := make([]Change, len(objs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(pl.concurrency())
 	for i, obj := range objs {
 		g.Go(func() error {
 			ref := RefOf(obj)
@@ -100,7 +114,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 					changes[i] = Change{Action: ActionUnchanged, Object: ref, ResourceVersion: liveObj.GetResourceVersion()}
 				}
 			default:
-				ch, err := pl.planObject(gctx, obj, liveObj, false)
+				ch, err := pl.planObject(gctx, obj, liveObj)
 				if err != nil {
 					return fmt.Errorf("plan %s: %w", ref, err)
 				}
@@ -112,6 +126,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	p.Planes = append(p.Planes, platformPlane)
 	i := 0
 	for _, pln := range d.Planes {
 		pp := PlanePlan{Name: string(pln.Name), Changes: changes[i : i+len(pln.Objects)]}
@@ -167,25 +182,29 @@ func createChange(obj *unstructured.Unstructured) Change {
 	return Change{Action: ActionCreate, Object: RefOf(obj), Desired: obj}
 }
 
-// planObject dry-runs the apply of obj. live is the live object when the caller listed
-// it; when fetchLive is set the live object is read here instead (cluster-scoped
-// objects outside the inventory, such as the CRD).
-func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured, fetchLive bool) (Change, error) {
+// getLive reads the live obj, nil when it does not exist (cluster-scoped objects
+// outside the inventory, such as the CRD).
+func (pl *Planner) getLive(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ri, err := pl.Clients.Resource(obj)
+	if err != nil {
+		return nil, err
+	}
+	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+// planObject dry-runs the apply of obj against live, the live object the caller read;
+// nil live is a create.
+func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured) (Change, error) {
 	ri, err := pl.Clients.Resource(obj)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
 			return Change{}, fmt.Errorf("the cluster does not serve %s: %w", obj.GroupVersionKind(), err)
 		}
 		return Change{}, err
-	}
-	if fetchLive {
-		live, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return createChange(obj), nil
-		}
-		if err != nil {
-			return Change{}, err
-		}
 	}
 	if live == nil {
 		return createChange(obj), nil
@@ -251,7 +270,10 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 	c := pl.Clients
 	live := map[string]*unstructured.Unstructured{}
 	nsExists := true
-	if _, err := c.Kube.CoreV1().Namespaces().Get(ctx, d.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+	// The namespace is cluster-scoped and may not carry the inventory label yet: read
+	// it by name.
+	ns, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, d.Namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
 		nsExists = false
 	} else if err != nil {
 		return nil, false, fmt.Errorf("get namespace %s: %w", d.Namespace, err)
@@ -318,11 +340,8 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 			}
 		}
 	}
-	// The namespace is cluster-scoped and may not carry the inventory label yet.
 	if nsExists {
-		if ns, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, d.Namespace, metav1.GetOptions{}); err == nil {
-			live[RefOf(ns).key()] = ns
-		}
+		live[RefOf(ns).key()] = ns
 	}
 	return live, nsExists, nil
 }
