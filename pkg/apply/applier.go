@@ -164,12 +164,29 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, p *plan.Plan, opts
 		a.Clients.Mapper.Reset()
 	}
 	done := map[plan.ObjectRef]bool{}
+	replan := platformChanges[0].Action == plan.ActionCreate
 	if ns := findNamespace(p); ns != nil && ns.Action != plan.ActionUnchanged {
 		if err := a.applyOne(ctx, *ns, opts); err != nil {
 			return res, &ApplyError{Plane: "tenancy", Object: ns.Object.String(), Err: err}
 		}
 		res.Applied++
 		done[ns.Object] = true
+		replan = replan || ns.Action == plan.ActionCreate
+	}
+	// On a first install nothing in the new namespace could be dry-run. Plan again now
+	// that it exists, so the API server validates every object before the first plane
+	// is written: a rejected object stops the run with nothing half-applied. A saved
+	// plan is applied as reviewed instead.
+	if replan && !opts.Preconditions {
+		fresh, err := (&plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager}).Plan(ctx, d)
+		if err != nil {
+			return res, fmt.Errorf("validate the plan with the API server: %w", err)
+		}
+		if err := preflight(fresh, opts); err != nil {
+			return res, err
+		}
+		p, res.Plan = fresh, fresh
+		platformChanges = p.Plane(plan.PlatformPlane).Changes
 	}
 
 	release, err := a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package apply_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -48,6 +49,8 @@ type env struct {
 	writes   *atomic.Int64 // requests that change state: not GET/LIST/WATCH, not dry-run
 	platform *v1alpha1.OntoPlatform
 	catalog  *release.Catalog
+	// patches are user kustomize patches rendered with the platform.
+	patches []render.Patch
 }
 
 // newEnv connects, counting write requests, and loads example (a file of examples/)
@@ -138,7 +141,7 @@ func (e *env) desired() *plan.Desired {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	planes, err := render.Render(e.platform, render.Options{Release: rel})
+	planes, err := render.Render(e.platform, render.Options{Release: rel, Patches: e.patches})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -493,4 +496,44 @@ func TestConflictWithAnotherManager(t *testing.T) {
 
 func runtimeFromUnstructured(u *unstructured.Unstructured, into any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+}
+
+// TestApplyRejectedObjectWritesNoPlane: on a first install into a namespace that does
+// not exist yet, an object the API server would reject (here a Service port out of
+// range, through a user patch) stops the run after the namespace is created and before
+// any plane object is written.
+func TestApplyRejectedObjectWritesNoPlane(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	ns := testcluster.UniqueName(t, "fresh")
+	e.platform.Namespace = ns
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = e.cluster.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	})
+	e.patches = []render.Patch{{
+		Target: &render.PatchTarget{Kind: "Service", Name: "gateway"},
+		Patch:  `[{"op": "replace", "path": "/spec/ports/0/port", "value": 99999}]`,
+	}}
+	_, err := e.apply(testOptions())
+	if err == nil || !strings.Contains(err.Error(), "Service "+ns+"/gateway") || !strings.Contains(err.Error(), "rejects") {
+		t.Fatalf("apply = %v, want the API server's rejection of Service %s/gateway", err, ns)
+	}
+	if _, err := e.cluster.Kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); err != nil {
+		t.Fatalf("namespace %s: %v (it is created before validation)", ns, err)
+	}
+	for _, list := range []func() (int, error){
+		func() (int, error) {
+			l, err := e.cluster.Kube.AppsV1().StatefulSets(ns).List(t.Context(), metav1.ListOptions{})
+			return len(l.Items), err
+		},
+		func() (int, error) {
+			l, err := e.cluster.Kube.CoreV1().ServiceAccounts(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=kubectl-onto"})
+			return len(l.Items), err
+		},
+	} {
+		if n, err := list(); err != nil || n != 0 {
+			t.Fatalf("objects of the platform in %s after a rejected plan: %d, %v; want none", ns, n, err)
+		}
+	}
 }

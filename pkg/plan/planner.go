@@ -43,8 +43,10 @@ type Planner struct {
 	Concurrency int
 }
 
-// Plan compares d with the cluster: one server-side apply dry-run per object that
-// exists, one list per kind for the live objects and the inventory. Nothing is written.
+// Plan compares d with the cluster: one server-side apply dry-run per object, one list
+// per kind for the live objects and the inventory. Objects in a namespace that does not
+// exist yet cannot be dry-run; they are creates, validated when apply re-plans after
+// creating the namespace. Nothing is written.
 func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	p := &Plan{
 		Platform:    RefOf(d.Platform),
@@ -197,7 +199,7 @@ func (pl *Planner) getLive(ctx context.Context, obj *unstructured.Unstructured) 
 }
 
 // planObject dry-runs the apply of obj against live, the live object the caller read;
-// nil live is a create.
+// nil live is a create, validated by a dry-run too.
 func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured) (Change, error) {
 	ri, err := pl.Clients.Resource(obj)
 	if err != nil {
@@ -206,12 +208,19 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 		}
 		return Change{}, err
 	}
-	if live == nil {
-		return createChange(obj), nil
-	}
 	data, err := obj.MarshalJSON()
 	if err != nil {
 		return Change{}, err
+	}
+	if live == nil {
+		// A dry-run create still runs the API server's validation and admission (schema,
+		// CEL, PodSecurity, quota), so a plan that would be rejected fails here, before
+		// apply writes anything.
+		opts := metav1.PatchOptions{FieldManager: pl.fieldManager(), DryRun: []string{metav1.DryRunAll}}
+		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts); err != nil {
+			return Change{}, fmt.Errorf("the API server rejects it: %w", err)
+		}
+		return createChange(obj), nil
 	}
 	opts := metav1.PatchOptions{FieldManager: pl.fieldManager(), DryRun: []string{metav1.DryRunAll}}
 	merged, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
