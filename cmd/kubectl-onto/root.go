@@ -93,9 +93,10 @@ func NewCmdRoot(streams genericiooptions.IOStreams, getenv func(string) string) 
 		Use:   "kubectl-onto",
 		Short: "Install, upgrade, scale, diagnose and heal an OntoPlatform",
 		Long: `kubectl onto manages a whole multi-service platform on Kubernetes from one
-declarative OntoPlatform file: it validates and renders the file, plans the change
-against the cluster, applies it plane by plane, upgrades with canaries, and diagnoses
-what is wrong.
+declarative OntoPlatform file: it validates and renders the file offline, plans the
+change against the cluster with a server-side apply dry-run, applies it plane by plane
+waiting for each to be healthy, reports status from the live workloads, and uninstalls
+it in reverse order, keeping its data.
 
 Every flag can also come from the environment as ONTO_<FLAG> (ONTO_RELEASES,
 ONTO_TIMEOUT, ...) or from a config file (--config, default
