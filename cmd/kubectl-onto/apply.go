@@ -120,7 +120,7 @@ func (o *ApplyOptions) Validate() error {
 
 // Run plans, then applies.
 func (o *ApplyOptions) Run(ctx context.Context) error {
-	p, d, err := o.makePlan(ctx, o.Filename)
+	p, d, err := o.makePlan(ctx, o.FileFlags)
 	if err != nil {
 		return err
 	}

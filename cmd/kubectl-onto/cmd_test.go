@@ -63,6 +63,8 @@ func TestCommandOutput(t *testing.T) {
 		{name: "validate-no-file", args: []string{"validate"}, wantCode: 1, stderrHas: "pass -f platform.yaml"},
 		{name: "render-invalid-file", args: []string{"render", "-f", bad}, wantCode: 1, stderrHas: "bad-platform.yaml:"},
 		{name: "init-unknown-profile", args: []string{"init", "--profile", "huge", "-f", "-"}, wantCode: 1, stderrHas: "unknown profile \"huge\""},
+		{name: "render-with-patch", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "gateway", "--patch", filepath.Join("testdata", "patch-gateway.yaml")}},
+		{name: "render-patch-matches-nothing", args: []string{"render", "-f", example("minimal.yaml"), "--patch", filepath.Join("testdata", "patch-missing.yaml")}, wantCode: 1, stderrHas: "no-such-service"},
 		{name: "plan-invalid-file-no-cluster", args: []string{"plan", "-f", bad, "--kubeconfig", "/nonexistent"}, wantCode: 1, stderrHas: "spec.version"},
 	}
 	for _, tc := range tests {

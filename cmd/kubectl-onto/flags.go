@@ -21,11 +21,15 @@ import (
 type FileFlags struct {
 	// Filename of the platform file; "-" reads stdin.
 	Filename string
+	// PatchFiles hold the user's kustomize patches, applied after everything the spec
+	// renders: the escape hatch for what the spec cannot say.
+	PatchFiles []string
 }
 
-// AddFlags registers -f/--filename.
+// AddFlags registers -f/--filename and --patch.
 func (f *FileFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.StringVarP(&f.Filename, "filename", "f", "", "OntoPlatform file (YAML or JSON; - reads stdin)")
+	flags.StringArrayVar(&f.PatchFiles, "patch", nil, "Kustomize patches to apply to the rendered objects (repeatable): a list of {patch, target} entries, or strategic-merge patch documents")
 }
 
 // Validate requires the file.

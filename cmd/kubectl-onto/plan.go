@@ -70,7 +70,7 @@ func (o *PlanOptions) Validate() error {
 
 // Run plans and prints.
 func (o *PlanOptions) Run(ctx context.Context) error {
-	p, _, err := o.makePlan(ctx, o.Filename)
+	p, _, err := o.makePlan(ctx, o.FileFlags)
 	if err != nil {
 		return err
 	}
@@ -85,8 +85,8 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 
 // makePlan loads, validates and renders the file offline, then plans it against the
 // cluster. Bad input fails here, before any request.
-func (g *GlobalOptions) makePlan(ctx context.Context, filename string) (*plan.Plan, *plan.Desired, error) {
-	lp, err := g.loadPlatform(filename)
+func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags) (*plan.Plan, *plan.Desired, error) {
+	lp, err := g.loadPlatform(files)
 	if err != nil {
 		return nil, nil, err
 	}

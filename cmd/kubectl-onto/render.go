@@ -68,7 +68,7 @@ func (o *RenderOptions) Validate() error {
 
 // Run renders every platform of the file and prints the objects.
 func (o *RenderOptions) Run(_ context.Context) error {
-	platforms, err := o.loadPlatforms(o.Filename)
+	platforms, err := o.loadPlatforms(o.FileFlags)
 	if err != nil {
 		return err
 	}
