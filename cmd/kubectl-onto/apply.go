@@ -44,9 +44,7 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 func (f *ApplyFlags) Options(action string) apply.Options {
 	o := apply.DefaultOptions()
 	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.Timeout, f.Wait, action
-	if host, err := os.Hostname(); err == nil {
-		o.Holder = fmt.Sprintf("kubectl-onto@%s/%d", host, os.Getpid())
-	}
+	o.Holder = apply.DefaultHolder()
 	return o
 }
 

@@ -110,11 +110,16 @@ func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags) (*plan.Pl
 	return p, d, nil
 }
 
-// Clients connects to the cluster kubectl's flags point at.
+// Clients connects to the cluster kubectl's flags point at. The clients are built once
+// per process, so plan-then-apply reads discovery once.
 func (g *GlobalOptions) Clients() (*kube.Clients, error) {
-	cfg, err := g.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return kube.New(cfg)
+	g.clientsOnce.Do(func() {
+		cfg, err := g.ConfigFlags.ToRESTConfig()
+		if err != nil {
+			g.clientsErr = fmt.Errorf("kubeconfig: %w", err)
+			return
+		}
+		g.clients, g.clientsErr = kube.New(cfg)
+	})
+	return g.clients, g.clientsErr
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/coomia-dip/kubectl-onto/manifests"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
@@ -45,6 +46,10 @@ type GlobalOptions struct {
 	validatorOnce sync.Once
 	validator     *spec.Validator
 	validatorErr  error
+
+	clientsOnce sync.Once
+	clients     *kube.Clients
+	clientsErr  error
 }
 
 // Catalog loads the release catalog: the shipped one plus ReleasesDir.

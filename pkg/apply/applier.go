@@ -28,6 +28,7 @@ import (
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
@@ -139,11 +140,14 @@ func (a *Applier) logger() *slog.Logger {
 // nothing at all unless the recorded status is out of date.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options) (*Result, error) {
 	res := &Result{Plan: p}
+	if pp := p.Plane(plan.PlatformPlane); pp == nil || len(pp.Changes) != 2 {
+		return res, fmt.Errorf("the plan has no %q plane with the CRD and the OntoPlatform: make it with kubectl onto plan", plan.PlatformPlane)
+	}
 	if err := preflight(p, opts); err != nil {
 		return res, err
 	}
 	platformRef := p.Platform.Namespace + "/" + p.Platform.Name
-	if !p.HasChanges() {
+	if !writes(p, opts) {
 		a.emit(Event{Type: EventNoChanges, Message: "no changes"})
 		st, err := a.recordStatus(ctx, d, p, opts, nil, false)
 		res.Status = st
@@ -189,13 +193,19 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, p *plan.Plan, opts
 		platformChanges = p.Plane(plan.PlatformPlane).Changes
 	}
 
-	release, err := a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
+	// ctx ends if the lease is lost (another run took it over): stop writing then.
+	ctx, release, err := a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
 	if err != nil {
 		return res, err
 	}
 	defer release()
 
-	if c := platformChanges[1]; c.Action != plan.ActionUnchanged {
+	// The parent lists the kinds of its members. Until prune has run it must also list
+	// the kinds only the objects to prune have, or a failed run would orphan them
+	// (kubectl's ApplySet does the same): the union now, the exact set after prune.
+	pruneKinds := deleteKinds(p)
+	if c := platformChanges[1]; c.Action != plan.ActionUnchanged || len(pruneKinds) > 0 {
+		c.Desired = withKinds(c.Desired, pruneKinds)
 		if err := a.applyOne(ctx, c, opts); err != nil {
 			return res, &ApplyError{Plane: plan.PlatformPlane, Object: c.Object.String(), Err: err}
 		}
@@ -208,17 +218,62 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, p *plan.Plan, opts
 	applyErr := a.applyPlanes(ctx, d, p, opts, done, res)
 	if applyErr == nil && opts.Prune {
 		applyErr = a.prune(ctx, p, res)
+		if applyErr == nil && len(pruneKinds) > 0 {
+			parent := platformChanges[1]
+			parent.Desired = d.Platform
+			if err := a.applyOne(ctx, parent, opts); err != nil {
+				applyErr = &ApplyError{Plane: plan.PlatformPlane, Object: parent.Object.String(), Err: err}
+			}
+		}
 	}
-	st, err := a.recordStatus(ctx, d, p, opts, applyErr, false)
+	// The outcome is recorded even when ctx was cancelled (Ctrl-C, a lost lease), so
+	// the platform is not left looking Progressing.
+	statusCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	st, err := a.recordStatus(statusCtx, d, p, opts, applyErr, false)
 	res.Status = st
+	if err != nil {
+		err = fmt.Errorf("record status of %s: %w", platformRef, err)
+	}
 	if applyErr != nil {
-		return res, applyErr
+		return res, errors.Join(applyErr, err)
 	}
 	if err != nil {
-		return res, fmt.Errorf("record status of %s: %w", platformRef, err)
+		return res, err
 	}
 	a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects written", res.Applied)})
 	return res, nil
+}
+
+// writes reports whether applying p with opts writes anything: deletes count only when
+// prune is on.
+func writes(p *plan.Plan, opts Options) bool {
+	return p.Summary.Create+p.Summary.Update > 0 || (opts.Prune && p.Summary.Delete > 0)
+}
+
+// deleteKinds are the group-kinds of the plan's deletes.
+func deleteKinds(p *plan.Plan) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, pl := range p.Planes {
+		for _, c := range pl.Changes {
+			if c.Action == plan.ActionDelete {
+				out = append(out, c.Object.GroupVersionKind().GroupKind())
+			}
+		}
+	}
+	return inventory.Union(out)
+}
+
+// withKinds returns parent with extra group-kinds added to its inventory annotation.
+func withKinds(parent *unstructured.Unstructured, extra []schema.GroupKind) *unstructured.Unstructured {
+	if len(extra) == 0 || parent == nil {
+		return parent
+	}
+	out := parent.DeepCopy()
+	ann := out.GetAnnotations()
+	ann[inventory.ContainsGroupKindsAnnot] = inventory.FormatGroupKinds(inventory.Union(inventory.ParseGroupKinds(ann[inventory.ContainsGroupKindsAnnot]), extra))
+	out.SetAnnotations(ann)
+	return out
 }
 
 func preflight(p *plan.Plan, opts Options) error {
@@ -350,8 +405,11 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 		a.emit(Event{Type: EventWaiting, Plane: plane, Object: kube.Ref(u.Object), Ready: u.Ready, Message: u.Message})
 	})
 	var nr *health.NotReadyError
-	if !errors.As(err, &nr) {
-		return err
+	if err != nil && !errors.As(err, &nr) {
+		return &ApplyError{Plane: plane, Err: fmt.Errorf("wait for the plane's workloads: %w", err)}
+	}
+	if err == nil {
+		return nil
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -395,7 +453,18 @@ func (a *Applier) prune(ctx context.Context, p *plan.Plan, res *Result) error {
 				return &ApplyError{Plane: pl.Name, Object: c.Object.String(), Err: err}
 			}
 			policy := metav1.DeletePropagationBackground
-			err = ri.Delete(ctx, c.Object.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
+			del := metav1.DeleteOptions{PropagationPolicy: &policy}
+			if c.UID != "" {
+				uid := types.UID(c.UID)
+				del.Preconditions = &metav1.Preconditions{UID: &uid}
+			}
+			err = ri.Delete(ctx, c.Object.Name, del)
+			if apierrors.IsConflict(err) {
+				// Deleted and re-created since the plan: the object there now was never
+				// planned for deletion.
+				a.logger().Info("prune skipped: the object was replaced since the plan", "object", c.Object.String())
+				continue
+			}
 			if err != nil && !apierrors.IsNotFound(err) {
 				return &ApplyError{Plane: pl.Name, Object: c.Object.String(), Err: fmt.Errorf("prune: %w", err)}
 			}

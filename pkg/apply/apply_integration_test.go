@@ -20,6 +20,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,6 +33,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -535,5 +537,144 @@ func TestApplyRejectedObjectWritesNoPlane(t *testing.T) {
 		if n, err := list(); err != nil || n != 0 {
 			t.Fatalf("objects of the platform in %s after a rejected plan: %d, %v; want none", ns, n, err)
 		}
+	}
+}
+
+// hasField reports whether change c changes the field at path.
+func hasField(c plan.Change, path string) (plan.FieldChange, bool) {
+	for _, f := range c.Fields {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return plan.FieldChange{}, false
+}
+
+func (e *env) mustConverge() {
+	e.t.Helper()
+	e.mustApply()
+	if p := e.plan(e.desired()); p.HasChanges() {
+		e.t.Fatalf("plan right after apply has changes: %+v", p.Summary)
+	}
+}
+
+// TestApplyEdits walks edits that move objects between planes' slices, drop a kind,
+// hand replicas to an autoscaler and disable a stateful component, converging after each.
+func TestApplyEdits(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	ns := e.platform.Namespace
+	e.platform.Spec.Gateway.Replicas = ptr.To[int32](3)
+	e.platform.Spec.Gateway.Ingress = &v1alpha1.IngressSpec{Enabled: true, Host: "onto.example.com"}
+	e.mustConverge()
+
+	// Every service's hashed ConfigMap is replaced: deletes in every plane.
+	e.platform.Spec.Observability.Logging.Level = "DEBUG"
+	p := e.plan(e.desired())
+	if got := len(changesOf(p, plan.ActionDelete)); got != len(changesOf(p, plan.ActionCreate)) || got < 8 {
+		t.Fatalf("log level change: %d deletes, %d creates; want one replaced ConfigMap per service", got, len(changesOf(p, plan.ActionCreate)))
+	}
+	e.mustConverge()
+
+	// The Ingress kind is no longer rendered at all.
+	e.platform.Spec.Gateway.Ingress = nil
+	p = e.plan(e.desired())
+	if d := changesOf(p, plan.ActionDelete); len(d) != 1 || d[0].Object.Kind != "Ingress" {
+		t.Fatalf("dropping the ingress: deletes %+v, want the Ingress only", d)
+	}
+	e.mustConverge()
+	if _, err := e.cluster.Kube.NetworkingV1().Ingresses(ns).Get(t.Context(), "gateway", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("Ingress after prune: %v, want NotFound", err)
+	}
+
+	// Autoscaling takes the replicas over: no scale-down to 1 on the way.
+	e.platform.Spec.Gateway.Replicas = nil
+	e.platform.Spec.Gateway.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: 2, MaxReplicas: 5, TargetCPUUtilization: 80,
+		ScaleUpStabilizationSeconds: ptr.To[int32](60), ScaleDownStabilizationSeconds: ptr.To[int32](300)}
+	p = e.plan(e.desired())
+	for _, c := range changesOf(p, plan.ActionUpdate) {
+		if f, ok := hasField(c, "spec.replicas"); ok && c.Object.Name == "gateway" {
+			t.Fatalf("turning autoscaling on changes the gateway's replicas %v → %v", f.Old, f.New)
+		}
+	}
+	e.mustApply()
+	d, err := e.cluster.Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 3 {
+		t.Fatalf("gateway replicas after autoscaling was turned on: %v, %v; want 3 until the HPA decides", d.Spec.Replicas, err)
+	}
+
+	// Disabling postgres keeps its data: the PVC and the generated Secret.
+	e.platform.Spec.Infrastructure.Postgres.Enabled = ptr.To(false)
+	p = e.plan(e.desired())
+	for _, c := range changesOf(p, plan.ActionDelete) {
+		if c.Object.Kind == "Secret" || c.Object.Kind == "PersistentVolumeClaim" {
+			t.Fatalf("disabling postgres deletes %s", c.Object)
+		}
+	}
+	e.mustApply()
+	if _, err := e.cluster.Kube.CoreV1().Secrets(ns).Get(t.Context(), "postgres", metav1.GetOptions{}); err != nil {
+		t.Fatalf("postgres Secret after disabling postgres: %v", err)
+	}
+}
+
+// TestPlanObjectOfAnotherPlatform: an object with a rendered name that belongs to
+// another platform's inventory is a conflict, not a silent takeover.
+func TestPlanObjectOfAnotherPlatform(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	ns := e.platform.Namespace
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gateway", Namespace: ns,
+		Labels: map[string]string{inventory.PartOfLabel: inventory.ID(ns, "someone-else")}}}
+	if _, err := e.cluster.Kube.CoreV1().ServiceAccounts(ns).Create(t.Context(), sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := e.plan(e.desired())
+	var found bool
+	for _, c := range changesOf(p, plan.ActionUpdate) {
+		if c.Object.Kind == "ServiceAccount" && c.Object.Name == "gateway" && len(c.Conflicts) > 0 && strings.Contains(c.Conflicts[0].Message, "another platform") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("plan shows no inventory conflict on ServiceAccount gateway: %+v", p.Summary)
+	}
+	var ce *apply.ConflictError
+	if _, err := e.apply(testOptions()); !errors.As(err, &ce) {
+		t.Fatalf("apply = %v, want a ConflictError", err)
+	}
+}
+
+// TestLockLease: a live lease is never shared, even under the same holder name; a run
+// whose lease was taken over learns it from KeepAlive and its release leaves the new
+// holder's lease alone.
+func TestLockLease(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	clock := time.Now()
+	now := func() time.Time { return clock }
+	first := &apply.Lock{Kube: c.Kube, Namespace: ns, Name: "l", Holder: "same", TTL: 3 * time.Second, Now: now}
+	if err := first.Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	second := &apply.Lock{Kube: c.Kube, Namespace: ns, Name: "l", Holder: "same", TTL: 3 * time.Second, Now: now}
+	var locked *apply.LockedError
+	if err := second.Acquire(t.Context()); !errors.As(err, &locked) {
+		t.Fatalf("second Acquire of a live lease = %v, want a LockedError", err)
+	}
+	// The first run stalls past its TTL; the second takes the lease over.
+	clock = clock.Add(10 * time.Second)
+	if err := second.Acquire(t.Context()); err != nil {
+		t.Fatalf("Acquire of an expired lease: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var lost *apply.LostError
+	if err := first.KeepAlive(ctx); !errors.As(err, &lost) {
+		t.Fatalf("KeepAlive of a lease taken over = %v, want a LostError", err)
+	}
+	if err := first.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := c.Kube.CoordinationV1().Leases(ns).Get(t.Context(), "l", metav1.GetOptions{})
+	if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") != "same" {
+		t.Fatalf("the new holder's lease after the old run's release: %v, %v", lease, err)
 	}
 }

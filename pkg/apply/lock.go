@@ -9,6 +9,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -44,6 +45,16 @@ type Lock struct {
 	lease *coordinationv1.Lease
 }
 
+// DefaultHolder names this process in a lease: host and PID, so two runs never share
+// a holder name.
+func DefaultHolder() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	return fmt.Sprintf("kubectl-onto@%s/%d", host, os.Getpid())
+}
+
 // LockName is the Lease name of a platform's lock.
 func LockName(platform string) string { return "onto-lock-" + platform }
 
@@ -73,7 +84,9 @@ func (l *Lock) Acquire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("get lock lease %s/%s: %w", l.Namespace, l.Name, err)
 	}
-	if holder, expires := leaseHolder(existing); holder != "" && holder != l.Holder && l.Now().Before(expires) {
+	// A live lease is never taken over, even one with this run's holder name: two runs
+	// may share a name, and only an expired lease is safe to take.
+	if holder, expires := leaseHolder(existing); holder != "" && l.Now().Before(expires) {
 		return &LockedError{Lease: l.Namespace + "/" + l.Name, Holder: holder, Expires: expires}
 	}
 	existing.Spec = spec
@@ -100,25 +113,49 @@ func leaseHolder(lease *coordinationv1.Lease) (string, time.Time) {
 	return holder, renew.Add(time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second)
 }
 
-// KeepAlive renews the lease every TTL/3 until ctx ends, so a long wait keeps the
-// lock. It returns when ctx is done.
-func (l *Lock) KeepAlive(ctx context.Context) {
+// LostError says this run no longer holds the lease it acquired.
+type LostError struct {
+	Lease string
+	Err   error
+}
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("lost the lock lease %s to another run: %v; stopped to leave the platform to it", e.Lease, e.Err)
+}
+
+func (e *LostError) Unwrap() error { return e.Err }
+
+// KeepAlive renews the lease every TTL/3 until ctx ends (it then returns nil). It
+// returns a *LostError when the lease was taken over or deleted, or could not be
+// renewed before it expired, so the caller stops as client-go's leader election does.
+func (l *Lock) KeepAlive(ctx context.Context) error {
 	t := time.NewTicker(l.TTL / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 			if l.lease == nil {
-				return
+				return nil
 			}
 			lease := l.lease.DeepCopy()
 			now := metav1.NewMicroTime(l.Now())
 			lease.Spec.RenewTime = &now
 			updated, err := l.Kube.CoordinationV1().Leases(l.Namespace).Update(ctx, lease, metav1.UpdateOptions{FieldManager: "kubectl-onto"})
-			if err == nil {
+			switch {
+			case err == nil:
 				l.lease = updated
+			case ctx.Err() != nil:
+				return nil
+			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+				return &LostError{Lease: l.Namespace + "/" + l.Name, Err: err}
+			default:
+				// A passing API error: retry at the next tick, unless the lease has
+				// expired meanwhile and another run may hold it.
+				if _, expires := leaseHolder(l.lease); l.Now().After(expires) {
+					return &LostError{Lease: l.Namespace + "/" + l.Name, Err: err}
+				}
 			}
 		}
 	}
@@ -129,8 +166,10 @@ func (l *Lock) Release(ctx context.Context) error {
 	if l.lease == nil {
 		return nil
 	}
+	// The resourceVersion precondition matters: a takeover updates the lease in place,
+	// keeping its UID, and this run must not delete the new holder's lease.
 	err := l.Kube.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &l.lease.UID},
+		Preconditions: &metav1.Preconditions{UID: &l.lease.UID, ResourceVersion: &l.lease.ResourceVersion},
 	})
 	l.lease = nil
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

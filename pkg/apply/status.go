@@ -99,7 +99,7 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
 	}
-	if p.HasChanges() {
+	if writes(p, opts) {
 		next.History = appendRevision(next.History, v1alpha1.Revision{
 			Version: d.Version, Time: now, Action: opts.Action,
 			Result: resultOf(applyErr), Message: errMessage(applyErr),

@@ -62,7 +62,9 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		return res, nil
 	}
 	if opts.DryRun != DryRunServer {
-		release, err := a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
+		var release func()
+		var err error
+		ctx, release, err = a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
 		if err != nil {
 			return res, err
 		}
@@ -83,22 +85,30 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	return res, nil
 }
 
-// lock takes the platform's lease and keeps it alive; release gives it back.
-func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl time.Duration) (release func(), err error) {
+// lock takes the platform's lease and keeps it alive; release gives it back. The
+// returned context ends if the lease is lost to another run, so this one stops writing.
+func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl time.Duration) (context.Context, func(), error) {
 	lock := &Lock{Kube: a.Clients.Kube, Namespace: namespace, Name: LockName(name), Holder: holder, TTL: ttl, Now: a.now}
 	if lock.Holder == "" {
-		lock.Holder = "kubectl-onto"
+		lock.Holder = DefaultHolder()
 	}
 	if lock.TTL <= 0 {
 		lock.TTL = time.Minute
 	}
 	if err := lock.Acquire(ctx); err != nil {
-		return nil, err
+		return ctx, nil, err
 	}
-	keepCtx, stopKeep := context.WithCancel(ctx)
+	runCtx, lost := context.WithCancelCause(ctx)
+	keepCtx, stopKeep := context.WithCancel(runCtx)
 	keepDone := make(chan struct{})
-	go func() { defer close(keepDone); lock.KeepAlive(keepCtx) }()
-	return func() {
+	go func() {
+		defer close(keepDone)
+		if err := lock.KeepAlive(keepCtx); err != nil {
+			a.logger().Warn("lost the lock", "err", err)
+			lost(err)
+		}
+	}()
+	return runCtx, func() {
 		stopKeep()
 		<-keepDone
 		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -106,6 +116,7 @@ func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl 
 		if err := lock.Release(relCtx); err != nil {
 			a.logger().Warn("release lock", "err", err)
 		}
+		lost(nil)
 	}, nil
 }
 

@@ -162,7 +162,13 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 	if err != nil {
 		return nil, fmt.Errorf("list PersistentVolumeClaims of %s/%s: %w", ns, name, err)
 	}
+	claimPrefixes := statefulSetClaimPrefixes(members, id)
 	for i := range pvcs.Items {
+		// The instance label alone could be another tool's (a Helm release of the same
+		// name): only claims of this inventory's StatefulSets are the platform's data.
+		if !isClaimOf(pvcs.Items[i].Name, claimPrefixes) {
+			continue
+		}
 		u := pvcObject(&pvcs.Items[i])
 		if !slices.ContainsFunc(data, func(d *unstructured.Unstructured) bool { return d.GetUID() == u.GetUID() }) {
 			data = append(data, u)
@@ -312,6 +318,38 @@ func defaultObject(group, kind, objName, platform string) bool {
 		group == "coordination.k8s.io" && kind == "Lease" && objName == LockName(platform),
 		group == v1alpha1.GroupVersion.Group && kind == v1alpha1.Kind && objName == platform:
 		return true
+	}
+	return false
+}
+
+// statefulSetClaimPrefixes are "<template>-<statefulset>-" for every volume claim
+// template of the inventory's StatefulSets: the StatefulSet controller names each claim
+// it creates that, followed by the pod's ordinal.
+func statefulSetClaimPrefixes(members []*unstructured.Unstructured, id string) []string {
+	var out []string
+	for _, m := range members {
+		if gvk := m.GroupVersionKind(); gvk.Group != "apps" || gvk.Kind != "StatefulSet" || m.GetLabels()[inventory.PartOfLabel] != id {
+			continue
+		}
+		templates, _, _ := unstructured.NestedSlice(m.Object, "spec", "volumeClaimTemplates")
+		for _, t := range templates {
+			tm, _ := t.(map[string]any)
+			name, _, _ := unstructured.NestedString(tm, "metadata", "name")
+			if name != "" {
+				out = append(out, name+"-"+m.GetName()+"-")
+			}
+		}
+	}
+	return out
+}
+
+// isClaimOf reports whether a claim name is a prefix followed by an ordinal.
+func isClaimOf(claim string, prefixes []string) bool {
+	for _, p := range prefixes {
+		rest, ok := strings.CutPrefix(claim, p)
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
 	}
 	return false
 }

@@ -60,6 +60,8 @@ type Change struct {
 	// ResourceVersion of the live object when the plan was made; applying a saved plan
 	// refuses to run if it changed. Empty for creates.
 	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// UID of the live object, for deletes: prune deletes only this very object.
+	UID string `json:"uid,omitempty"`
 	// Desired is the object to apply (creates and updates). It never holds a Secret
 	// value: rendered Secrets carry none.
 	Desired *unstructured.Unstructured `json:"desired,omitempty"`

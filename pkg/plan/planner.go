@@ -8,6 +8,7 @@ package plan
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -71,7 +72,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	platformPlane := PlanePlan{Name: PlatformPlane, Changes: []Change{createChange(d.CRD), createChange(d.Platform)}}
 	if crdExists {
 		g.Go(func() error {
-			ch, err := pl.planObject(gctx, d.CRD, crdLive)
+			ch, err := pl.planObject(gctx, d.CRD, crdLive, "")
 			if err != nil {
 				return fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
 			}
@@ -90,7 +91,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 
 	if crdExists && nsExists {
 		g.Go(func() error {
-			ch, err := pl.planObject(gctx, d.Platform, live[RefOf(d.Platform).key()])
+			ch, err := pl.planObject(gctx, d.Platform, live[RefOf(d.Platform).key()], "")
 			if err != nil {
 				return fmt.Errorf("plan %s: %w", RefOf(d.Platform), err)
 			}
@@ -116,7 +117,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 					changes[i] = Change{Action: ActionUnchanged, Object: ref, ResourceVersion: liveObj.GetResourceVersion()}
 				}
 			default:
-				ch, err := pl.planObject(gctx, obj, liveObj)
+				ch, err := pl.planObject(gctx, obj, liveObj, d.InventoryID)
 				if err != nil {
 					return fmt.Errorf("plan %s: %w", ref, err)
 				}
@@ -131,8 +132,11 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	p.Planes = append(p.Planes, platformPlane)
 	i := 0
 	for _, pln := range d.Planes {
-		pp := PlanePlan{Name: string(pln.Name), Changes: changes[i : i+len(pln.Objects)]}
-		i += len(pln.Objects)
+		// Full slice expression: appending a delete to this plane must not overwrite
+		// the next plane's changes in the shared array.
+		n := i + len(pln.Objects)
+		pp := PlanePlan{Name: string(pln.Name), Changes: changes[i:n:n]}
+		i = n
 		p.Planes = append(p.Planes, pp)
 	}
 
@@ -200,7 +204,7 @@ func (pl *Planner) getLive(ctx context.Context, obj *unstructured.Unstructured) 
 
 // planObject dry-runs the apply of obj against live, the live object the caller read;
 // nil live is a create, validated by a dry-run too.
-func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured) (Change, error) {
+func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured, inventoryID string) (Change, error) {
 	ri, err := pl.Clients.Resource(obj)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
@@ -222,13 +226,28 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 		}
 		return createChange(obj), nil
 	}
+	if kept := pl.keepReplicas(obj, live); kept != obj {
+		obj = kept
+		if data, err = obj.MarshalJSON(); err != nil {
+			return Change{}, err
+		}
+	}
 	opts := metav1.PatchOptions{FieldManager: pl.fieldManager(), DryRun: []string{metav1.DryRunAll}}
 	merged, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
 	var conflicts []Conflict
+	// Every platform applies with the same field manager, so SSA cannot see one platform
+	// taking another's object: the inventory label can.
+	if other := live.GetLabels()[inventory.PartOfLabel]; other != "" && inventoryID != "" && other != inventoryID {
+		conflicts = append(conflicts, Conflict{
+			Field:   "metadata.labels[" + inventory.PartOfLabel + "]",
+			Manager: "inventory " + other,
+			Message: "the object belongs to another platform's inventory",
+		})
+	}
 	if apierrors.IsConflict(err) {
 		// Show the conflict instead of failing: what the apply would take over, from
 		// whom. The forced dry-run then gives the rest of the diff.
-		conflicts = conflictsOf(err)
+		conflicts = append(conflicts, conflictsOf(err)...)
 		force := true
 		opts.Force = &force
 		merged, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
@@ -245,6 +264,53 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 	ch.Action = ActionUpdate
 	ch.Desired = obj
 	return ch, nil
+}
+
+// keepReplicas hands spec.replicas over to an autoscaler without a scale-down: when obj
+// leaves the field out (autoscaling was just turned on) but this field manager owns the
+// live value, applying without it would remove the field and default the workload to 1
+// replica. So the live value is applied once more; the autoscaler's first scale then
+// takes the field over, and later applies leave it alone.
+func (pl *Planner) keepReplicas(obj, live *unstructured.Unstructured) *unstructured.Unstructured {
+	if gvk := obj.GroupVersionKind(); gvk.Group != "apps" || (gvk.Kind != "Deployment" && gvk.Kind != "StatefulSet") {
+		return obj
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); found {
+		return obj
+	}
+	replicas, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
+	if !found || !ownsField(live, pl.fieldManager(), "f:spec", "f:replicas") {
+		return obj
+	}
+	out := obj.DeepCopy()
+	_ = unstructured.SetNestedField(out.Object, replicas, "spec", "replicas")
+	return out
+}
+
+// ownsField reports whether manager's apply owns the field at path (in managedFields'
+// "f:" notation) of live.
+func ownsField(live *unstructured.Unstructured, manager string, path ...string) bool {
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		cur := fields
+		for i, p := range path {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				break
+			}
+			if i == len(path)-1 {
+				return true
+			}
+			cur = next
+		}
+	}
+	return false
 }
 
 var conflictManager = regexp.MustCompile(`conflict with "([^"]+)"`)
@@ -295,7 +361,7 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(pl.concurrency())
-	listKind := func(gk schema.GroupKind) error {
+	listKind := func(ctx context.Context, gk schema.GroupKind) error {
 		mapping, err := c.Mapper.RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			c.Mapper.Reset()
@@ -316,7 +382,7 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 		} else if !nsExists {
 			return nil
 		}
-		list, err := ri.List(gctx, opts)
+		list, err := ri.List(ctx, opts)
 		if err != nil {
 			return fmt.Errorf("list %s in %s: %w", gk, d.Namespace, err)
 		}
@@ -329,7 +395,7 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 		return nil
 	}
 	for _, gk := range gks {
-		g.Go(func() error { return listKind(gk) })
+		g.Go(func() error { return listKind(gctx, gk) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, false, err
@@ -344,7 +410,8 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 	}
 	for _, gk := range previous {
 		if !known[gk] {
-			if err := listKind(gk); err != nil {
+			// ctx, not gctx: the group's context ends when Wait returns.
+			if err := listKind(ctx, gk); err != nil {
 				return nil, false, err
 			}
 		}
@@ -356,7 +423,9 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 }
 
 // addDeletes adds a delete for every live inventory member the platform no longer
-// renders. PersistentVolumeClaims are never pruned: they hold data.
+// renders. PersistentVolumeClaims and generated Secrets are never pruned: they hold
+// data. A delete records the object's UID, so prune never deletes a newer object that
+// took the name.
 func (pl *Planner) addDeletes(p *Plan, d *Desired, live map[string]*unstructured.Unstructured) {
 	desired := map[string]bool{RefOf(d.Platform).key(): true}
 	for _, o := range d.Objects() {
@@ -370,6 +439,11 @@ func (pl *Planner) addDeletes(p *Plan, d *Desired, live map[string]*unstructured
 		if gvk := o.GroupVersionKind(); gvk.Group == "" && gvk.Kind == "PersistentVolumeClaim" {
 			continue
 		}
+		// A generated Secret outlives its component like the component's volumes do:
+		// its values initialised that data, and a re-enabled component must find them.
+		if IsGenerated(o) {
+			continue
+		}
 		deletes = append(deletes, o)
 	}
 	sort.Slice(deletes, func(i, j int) bool { return RefOf(deletes[i]).key() < RefOf(deletes[j]).key() })
@@ -380,6 +454,6 @@ func (pl *Planner) addDeletes(p *Plan, d *Desired, live map[string]*unstructured
 			p.Planes = append(p.Planes, PlanePlan{Name: plane})
 			pp = &p.Planes[len(p.Planes)-1]
 		}
-		pp.Changes = append(pp.Changes, Change{Action: ActionDelete, Object: RefOf(o), ResourceVersion: o.GetResourceVersion()})
+		pp.Changes = append(pp.Changes, Change{Action: ActionDelete, Object: RefOf(o), ResourceVersion: o.GetResourceVersion(), UID: string(o.GetUID())})
 	}
 }
