@@ -119,7 +119,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 			default:
 				ch, err := pl.planObject(gctx, obj, liveObj, d.InventoryID)
 				if err != nil {
-					return fmt.Errorf("plan %s: %w", ref, err)
+					return fmt.Errorf("plane %s: %s: %w", obj.GetLabels()[PlaneLabel], ref, err)
 				}
 				changes[i] = ch
 			}
