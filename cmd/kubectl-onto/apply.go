@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -27,8 +28,10 @@ type ApplyFlags struct {
 	ForceConflicts bool
 	Prune          bool
 	MaxDeletes     int
-	Timeout        time.Duration
-	Wait           bool
+	// Timeout bounds the whole run; PlaneTimeout each plane's wait for health.
+	Timeout      time.Duration
+	PlaneTimeout time.Duration
+	Wait         bool
 }
 
 // AddFlags registers the apply flags.
@@ -36,14 +39,15 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.BoolVar(&f.ForceConflicts, "force-conflicts", false, "Take over fields other field managers own instead of failing")
 	flags.BoolVar(&f.Prune, "prune", true, "Delete objects of this platform it no longer renders (never PersistentVolumeClaims)")
 	flags.IntVar(&f.MaxDeletes, "max-deletes", -1, "Refuse to run if the plan deletes more objects than this (-1: no limit)")
-	flags.DurationVar(&f.Timeout, "timeout", 5*time.Minute, "How long each plane may take to become healthy")
+	flags.DurationVar(&f.Timeout, "timeout", 30*time.Minute, "How long the whole run may take (0: no limit)")
+	flags.DurationVar(&f.PlaneTimeout, "plane-timeout", 5*time.Minute, "How long each plane may take to become healthy")
 	flags.BoolVar(&f.Wait, "wait", true, "Wait for each plane to become healthy before starting the next")
 }
 
 // Options turns the flags into apply options.
 func (f *ApplyFlags) Options(action string) apply.Options {
 	o := apply.DefaultOptions()
-	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.Timeout, f.Wait, action
+	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.PlaneTimeout, f.Wait, action
 	o.Holder = apply.DefaultHolder()
 	return o
 }
@@ -116,8 +120,21 @@ func (o *ApplyOptions) Validate() error {
 	return nil
 }
 
-// Run plans, then applies.
+// Run plans, then applies, within --timeout.
 func (o *ApplyOptions) Run(ctx context.Context) error {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	err := o.run(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("apply did not finish within --timeout=%s (the platform's status records how far it got): %w", o.Timeout, err)
+	}
+	return err
+}
+
+func (o *ApplyOptions) run(ctx context.Context) error {
 	p, d, err := o.makePlan(ctx, o.FileFlags)
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 		return r
 	}
 
-	do(0, "apply", "-f", file, "--timeout=90s")
+	do(0, "apply", "-f", file, "--plane-timeout=90s", "--timeout=5m")
 	do(0, "plan", "-f", file, "--detailed-exitcode")
 	r := do(0, "plan", "-f", file, "-o", "json", "--show-unchanged")
 	var planJSON struct {
