@@ -16,13 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
@@ -217,16 +217,7 @@ func (a *Applier) waitGone(ctx context.Context, objs []*unstructured.Unstructure
 					sel = "metadata.name=" + n
 				}
 			}
-			lw := &cache.ListWatch{
-				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					o.FieldSelector = sel
-					return ri.List(ctx, o)
-				},
-				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					o.FieldSelector = sel
-					return ri.Watch(ctx, o)
-				},
-			}
+			lw := kube.ListWatch(ri, sel)
 			remaining := map[string]bool{}
 			pre := func(store cache.Store) (bool, error) {
 				for name, uid := range gr.uids {

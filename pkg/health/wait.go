@@ -14,14 +14,13 @@ import (
 	"strings"
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
 
 // Update reports a change in one workload's readiness while waiting.
@@ -97,14 +96,7 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 		go func() {
 			defer wg.Done()
 			ri := w.Dynamic.Resource(k.gvr).Namespace(k.ns)
-			lw := &cache.ListWatch{
-				ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-					return ri.List(ctx, opts)
-				},
-				WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-					return ri.Watch(ctx, opts)
-				},
-			}
+			lw := kube.ListWatch(ri, "")
 			ready := map[string]bool{}
 			_, err := watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
 				obj, ok := ev.Object.(*unstructured.Unstructured)
