@@ -31,14 +31,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
-	"github.com/coomia-dip/kubectl-onto/pkg/release"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
-	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
@@ -50,7 +49,6 @@ type env struct {
 	clients  *kube.Clients
 	writes   *atomic.Int64 // requests that change state: not GET/LIST/WATCH, not dry-run
 	platform *v1alpha1.OntoPlatform
-	catalog  *release.Catalog
 	// patches are user kustomize patches rendered with the platform.
 	patches []render.Patch
 }
@@ -76,19 +74,7 @@ func newEnv(t *testing.T, example string) *env {
 	if e.clients, err = kube.New(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if e.catalog, err = release.Default(); err != nil {
-		t.Fatal(err)
-	}
-	v, err := spec.NewValidator(e.catalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := v.LoadFile(filepath.Join("..", "..", "examples", example), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.platform = ps[0]
-	e.platform.Namespace = ns
+	e.platform = ontotest.Example(t, example, ns)
 	return e
 }
 
@@ -139,19 +125,7 @@ func ensureServiceMonitorCRD(t *testing.T, c *testcluster.Cluster) {
 // desired renders the env's platform as it stands.
 func (e *env) desired() *plan.Desired {
 	e.t.Helper()
-	rel, err := e.catalog.Get(e.platform.Spec.Version)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	planes, err := render.Render(e.platform, render.Options{Release: rel, Patches: e.patches})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	d, err := plan.NewDesired(e.platform, planes)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return d
+	return ontotest.Desired(e.t, e.platform, e.patches...)
 }
 
 func (e *env) plan(d *plan.Desired) *plan.Plan {
@@ -188,12 +162,7 @@ func (e *env) mustApply() []apply.Event {
 	return ev
 }
 
-func testOptions() apply.Options {
-	o := apply.DefaultOptions()
-	o.PlaneTimeout = 90 * time.Second
-	o.Holder = "test"
-	return o
-}
+func testOptions() apply.Options { return ontotest.ApplyOptions() }
 
 // changesOf lists the plan's changes of one action in the platform's planes, leaving
 // out the OntoPlatform object itself (whose spec changes with every edit).

@@ -8,7 +8,6 @@ package apply_test
 
 import (
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,14 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
-	"github.com/coomia-dip/kubectl-onto/pkg/release"
-	"github.com/coomia-dip/kubectl-onto/pkg/render"
-	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
 // uninstallFixture is a minimal platform installed in a fresh namespace.
@@ -49,41 +46,8 @@ func installMinimal(t *testing.T) *uninstallFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	catalog, err := release.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := spec.NewValidator(catalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := v.LoadFile(filepath.Join("..", "..", "examples", "minimal.yaml"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := ps[0]
-	p.Namespace = ns
-	rel, err := catalog.Get(p.Spec.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	planes, err := render.Render(p, render.Options{Release: rel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := plan.NewDesired(p, planes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := (&plan.Planner{Clients: clients}).Plan(t.Context(), d)
-	if err != nil {
-		t.Fatalf("plan: %v", err)
-	}
-	opts := apply.DefaultOptions()
-	opts.PlaneTimeout, opts.Holder = 90*time.Second, "test"
-	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, pl, opts); err != nil {
-		t.Fatalf("apply: %v", err)
-	}
+	p := ontotest.Example(t, "minimal.yaml", ns)
+	ontotest.Install(t, clients, p)
 	return &uninstallFixture{cluster: c, clients: clients, platform: p, ns: ns}
 }
 

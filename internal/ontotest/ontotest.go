@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package ontotest holds the steps integration tests share to put a platform on the
+// test cluster the way the CLI does: load an example file (validated and defaulted),
+// render it, plan it and apply it.
+package ontotest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
+)
+
+// ExamplePath is the path of examples/<name>, found from the test's working directory
+// (any package directory of the module).
+func ExamplePath(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "examples", name)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("no go.mod above the test's directory: cannot find examples/%s", name)
+		}
+		dir = parent
+	}
+}
+
+// Example loads examples/<name> as the CLI does (validated, defaulted) and moves the
+// platform into namespace ns.
+func Example(t testing.TB, name, ns string) *v1alpha1.OntoPlatform {
+	t.Helper()
+	v, err := spec.NewValidator(catalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := v.LoadFile(ExamplePath(t, name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps[0]
+	p.Namespace = ns
+	return p
+}
+
+func catalog(t testing.TB) *release.Catalog {
+	t.Helper()
+	c, err := release.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Desired renders p, with the user's patches, with the release its version names.
+func Desired(t testing.TB, p *v1alpha1.OntoPlatform, patches ...render.Patch) *plan.Desired {
+	t.Helper()
+	rel, err := catalog(t).Get(p.Spec.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planes, err := render.Render(p, render.Options{Release: rel, Patches: patches})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := plan.NewDesired(p, planes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// ApplyOptions are apply's defaults for tests: 90 s per plane and a fixed lock holder.
+func ApplyOptions() apply.Options {
+	o := apply.DefaultOptions()
+	o.PlaneTimeout = 90 * time.Second
+	o.Holder = "test"
+	return o
+}
+
+// Install plans and applies p through the library path the CLI uses, failing the test
+// on any error.
+func Install(t testing.TB, clients *kube.Clients, p *v1alpha1.OntoPlatform) {
+	t.Helper()
+	d := Desired(t, p)
+	pl, err := (&plan.Planner{Clients: clients}).Plan(t.Context(), d)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, pl, ApplyOptions()); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+}
