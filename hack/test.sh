@@ -47,10 +47,12 @@ main() {
     export ONTO_TESTCLUSTER_SCHEDULER_PORT=${ONTO_TESTCLUSTER_SCHEDULER_PORT:-20259}
     export ONTO_TESTCLUSTER_KWOK_PORT=${ONTO_TESTCLUSTER_KWOK_PORT:-20247}
     export ONTO_TESTCLUSTER_METRICS_PORT=${ONTO_TESTCLUSTER_METRICS_PORT:-14443}
-    # Stop the cluster however this script ends (failure, Ctrl-C); the exit status stays
-    # go test's.
-    trap 'hack/testcluster/down.sh' EXIT
     hack/testcluster/up.sh
+    # Stop the cluster however this script ends (failure, Ctrl-C); the exit status stays
+    # go test's. Set only once up.sh succeeded: when it refuses (another run's cluster
+    # is up in this state dir), stopping "our" cluster would stop that run's. up.sh
+    # cleans up a half-started cluster itself.
+    trap 'hack/testcluster/down.sh' EXIT
     export ONTO_TEST_KUBECONFIG=$ONTO_TESTCLUSTER_DIR/kubeconfig
   else
     log "using the running cluster of ONTO_TEST_KUBECONFIG=$ONTO_TEST_KUBECONFIG"

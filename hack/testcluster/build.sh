@@ -11,16 +11,28 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache_root=${ONTO_TESTCLUSTER_CACHE:-$HOME/.cache/onto-testcluster}
-key=$(cat "$here"/k8s/go.sum "$here"/kwok/go.sum "$here"/metrics-server/go.sum \
-  "$here"/provisioner/go.mod "$here"/provisioner/go.sum "$here"/provisioner/*.go "$here"/build.sh | sha256sum | cut -c1-16)
+# go.mod too: a replace or godebug line can change a binary without touching go.sum.
+key=$(cat "$here"/{k8s,kwok,metrics-server,provisioner}/go.{mod,sum} "$here"/provisioner/*.go "$here"/build.sh |
+  sha256sum | cut -c1-16)
 bin=$cache_root/$key/bin
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kwok" ] && [ -x "$bin/metrics-server" ] && [ -x "$bin/provisioner" ]; then
+built() { [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kwok" ] && [ -x "$bin/metrics-server" ] && [ -x "$bin/provisioner" ]; }
+if built; then
+  echo "$bin"
+  exit 0
+fi
+# One build at a time per machine: two cold builds would double the ~2.9 GB peak, and
+# the second to finish would replace binaries the first run may be starting. A run
+# that waited here finds the other's result.
+mkdir -p "$cache_root"
+exec 9>"$cache_root/.build.lock"
+flock 9
+if built; then
   echo "$bin"
   exit 0
 fi
 
 log() { echo "testcluster: $*" >&2; }
-tmp=$(mktemp -d "$cache_root.tmp.XXXXXX" 2>/dev/null || { mkdir -p "$cache_root"; mktemp -d "$cache_root/tmp.XXXXXX"; })
+tmp=$(mktemp -d "$cache_root/tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export GOFLAGS="-trimpath -buildvcs=false -mod=mod"
 start=$(date +%s)
