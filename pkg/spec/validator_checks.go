@@ -9,17 +9,21 @@ package spec
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metavalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -171,7 +175,54 @@ func (v *Validator) check(ctx context.Context, obj map[string]any, c *collector)
 		c.add(field.InternalError(nil, fmt.Errorf("convert to OntoPlatform: %w", err)))
 		return nil
 	}
+	if errs := checkQuantities(p); len(errs) > 0 {
+		c.add(errs...)
+		return nil
+	}
 	return p
+}
+
+// checkQuantities rejects negative resources and quota, and sizes that must be
+// positive. The schema's quantity pattern allows a sign, and a CEL rule per resource
+// name would exceed the API server's cost budget; the API server would otherwise only
+// reject the rendered Deployment or PVC, far from the spec field that caused it.
+func checkQuantities(p *v1alpha1.OntoPlatform) field.ErrorList {
+	var errs field.ErrorList
+	nonNegative := func(path *field.Path, list map[corev1.ResourceName]resource.Quantity) {
+		for _, name := range slices.Sorted(maps.Keys(list)) {
+			if q := list[name]; q.Sign() < 0 {
+				errs = append(errs, field.Invalid(path.Key(string(name)), q.String(), "must not be negative"))
+			}
+		}
+	}
+	positive := func(path *field.Path, q *resource.Quantity) {
+		if q != nil && q.Sign() <= 0 {
+			errs = append(errs, field.Invalid(path, q.String(), "must be greater than zero"))
+		}
+	}
+	for _, comp := range p.Spec.Components() {
+		path := field.NewPath(strings.Split(comp.SpecPath, ".")[0], strings.Split(comp.SpecPath, ".")[1:]...)
+		var res *v1alpha1.Resources
+		if comp.Stateful != nil {
+			res = comp.Stateful.Resources
+			positive(path.Child("storage"), comp.Stateful.Storage)
+		} else {
+			res = comp.Service.Resources
+			if a := comp.Service.Autoscaling; a != nil {
+				for i, m := range a.PodsMetrics {
+					positive(path.Child("autoscaling", "podsMetrics").Index(i).Child("averageValue"), &m.AverageValue)
+				}
+			}
+		}
+		if res != nil {
+			nonNegative(path.Child("resources", "requests"), res.Requests)
+			nonNegative(path.Child("resources", "limits"), res.Limits)
+		}
+	}
+	if t := p.Spec.Tenancy; t != nil {
+		nonNegative(field.NewPath("spec", "tenancy", "resourceQuota"), t.ResourceQuota)
+	}
+	return errs
 }
 
 // celBlocked mirrors the API server (customResourceStrategy.Validate), which does not

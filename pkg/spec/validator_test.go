@@ -67,6 +67,7 @@ func TestLoadInvalid(t *testing.T) {
 		{file: "quantity-bad.yaml", want: []at{{10, "spec.infrastructure.kafka.storage", 0}}, contains: []string{`"100GB"`}},
 		{file: "resources-bad-quantity.yaml", want: []at{{13, "spec.controlPlane.authService.resources.requests.memory", 0}}},
 		{file: "requests-above-limits.yaml", want: []at{{11, "spec.infrastructure.postgres.resources.requests[memory]", 0}}, contains: []string{"requests must not exceed limits: memory"}},
+		{file: "quantity-negative.yaml", want: []at{{10, "spec.infrastructure.minio.storage", 0}, {14, "spec.controlPlane.schemaRegistry.resources.requests[cpu]", 0}, {17, "spec.tenancy.resourceQuota[requests.memory]", 0}}, contains: []string{"must be greater than zero", "must not be negative"}},
 		{file: "unknown-field-top.yaml", want: []at{{8, "spec.replicas", 0}}, contains: []string{`unknown field "spec.replicas"`}},
 		{file: "unknown-field-nested.yaml", want: []at{{11, "spec.gateway.ingress.hostname", 0}}, contains: []string{`unknown field "spec.gateway.ingress.hostname"`}},
 		{file: "unknown-field-metadata.yaml", want: []at{{6, "metadata.label", 0}}},
