@@ -113,6 +113,10 @@ func Parse(data []byte) (Release, error) {
 	if _, err := semver.StrictNewVersion(r.Version); err != nil {
 		return Release{}, fmt.Errorf("version %q: %w", r.Version, err)
 	}
+	// The version is a label value and an image tag: no build metadata, 63 characters.
+	if strings.Contains(r.Version, "+") || len(r.Version) > 63 {
+		return Release{}, fmt.Errorf("version %q: build metadata (+...) and more than 63 characters are not allowed: it becomes a label and an image tag", r.Version)
+	}
 	if r.UpgradeFrom != "" {
 		if _, err := semver.NewConstraint(r.UpgradeFrom); err != nil {
 			return Release{}, fmt.Errorf("upgradeFrom %q: %w", r.UpgradeFrom, err)
