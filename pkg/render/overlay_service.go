@@ -107,6 +107,11 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		opReplace("/spec/template/spec/containers/0/name", c.Name),
 		opReplace("/spec/template/spec/containers/0/envFrom/0/configMapRef/name", c.Name+"-config"),
 	}, pod...)
+	if gpu := b.spec.IntelligencePlane.ReasoningService.GPU; c.Name == v1alpha1.ComponentReasoningService && gpu != nil && gpu.Enabled {
+		// GPUs are usually all taken: a surge pod would wait for one forever and the
+		// rollout with it. Replace one pod at a time instead.
+		depOps = append(depOps, opReplace("/spec/strategy/rollingUpdate", map[string]any{"maxSurge": 0, "maxUnavailable": 1}))
+	}
 	if err := o.addJSONPatch("Deployment", serviceBase, depOps); err != nil {
 		return nil, err
 	}
@@ -159,10 +164,16 @@ func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []js
 		if count < 1 {
 			count = 1
 		}
-		res.Limits[corev1.ResourceName(orDefault(gpu.ResourceName, defaultGPUResource))] = *resourceQuantity(int64(count))
-		nodeSelector[gpuNodeLabel] = "true"
+		gpuResource := orDefault(gpu.ResourceName, defaultGPUResource)
+		res.Limits[corev1.ResourceName(gpuResource)] = *resourceQuantity(int64(count))
+		// The request alone picks GPU nodes; NVIDIA's feature-discovery label keeps
+		// the pods off nodes whose device plugin is not up yet. Other vendors' nodes
+		// are tainted with their own resource name.
+		if gpuResource == defaultGPUResource {
+			nodeSelector[gpuNodeLabel] = "true"
+		}
 		tolerations = append(tolerations, corev1.Toleration{
-			Key: defaultGPUResource, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
+			Key: gpuResource, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
 		})
 	}
 	ops := []jsonOp{opAdd("/spec/template/spec/containers/0/resources", res)}
@@ -322,6 +333,9 @@ func (b *builder) pdb(name string) map[string]any {
 		"spec": map[string]any{
 			"maxUnavailable": 1,
 			"selector":       map[string]any{"matchLabels": map[string]string{LabelName: name, LabelInstance: b.p.Name}},
+			// Pods that are not running well anyway may always go, so a crash-looping
+			// component never blocks a node drain.
+			"unhealthyPodEvictionPolicy": "AlwaysAllow",
 		},
 	}
 }

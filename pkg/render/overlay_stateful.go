@@ -41,6 +41,13 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 	ns, replicas := b.p.Namespace, c.DesiredReplicas()
 	switch c.Name {
 	case v1alpha1.ComponentPostgres:
+		if replicas > 1 {
+			// The replicas do not replicate (each runs its own initdb): clients must
+			// all reach one of them, or their data would split three ways.
+			if err := b.primaryOnly(o, c.Name); err != nil {
+				return nil, err
+			}
+		}
 		o.addConfig("postgres-config", map[string]string{
 			"POSTGRES_USER": postgresUser,
 			"POSTGRES_DB":   postgresDB,
@@ -111,11 +118,19 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 		"",
 	}, "\n")
 	files := map[string]string{"redis.conf": conf}
+	primary := "redis-0.redis-headless." + ns + ".svc"
 	if b.spec.Infrastructure.Redis.Mode != v1alpha1.RedisSentinel {
+		if c.DesiredReplicas() > 1 {
+			// Standalone with replicas: redis-0 is the primary the others replicate,
+			// and the only one clients write to.
+			files["primary"] = primary + "\n"
+			if err := b.primaryOnly(o, c.Name); err != nil {
+				return nil, err
+			}
+		}
 		o.addConfig("redis-config", nil, files)
 		return []*overlay{o}, nil
 	}
-	primary := "redis-0.redis-headless." + ns + ".svc"
 	files["primary"] = primary + "\n"
 	o.addConfig("redis-config", nil, files)
 
@@ -181,4 +196,12 @@ func replicaOf(name string, n int32) types.Replica {
 
 func resourceQuantity(n int64) *resource.Quantity {
 	return resource.NewQuantity(n, resource.DecimalSI)
+}
+
+// primaryOnly points the component's client Service at its first pod, the one that
+// takes writes.
+func (b *builder) primaryOnly(o *overlay, name string) error {
+	return o.addJSONPatch("Service", name, []jsonOp{
+		opAdd("/spec/selector/statefulset.kubernetes.io~1pod-name", name+"-0"),
+	})
 }

@@ -8,6 +8,7 @@ package render
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -441,5 +442,50 @@ func TestDisabledComponentRendersNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGPUOfAnotherVendor: the toleration follows the resource name, and NVIDIA's node
+// label is asked for only with NVIDIA's resource; GPU rollouts replace pods one at a
+// time instead of waiting for a GPU to surge onto.
+func TestGPUOfAnotherVendor(t *testing.T) {
+	p, rel := production(t)
+	p.Spec.IntelligencePlane.ReasoningService.GPU = &v1alpha1.GPUSpec{Enabled: true, Count: 1, ResourceName: "amd.com/gpu"}
+	u := find(mustRender(t, p, rel), "Deployment", v1alpha1.ComponentReasoningService)
+	d := convert[appsv1.Deployment](t, u)
+	if _, ok := d.Spec.Template.Spec.Containers[0].Resources.Limits["amd.com/gpu"]; !ok {
+		t.Fatal("no amd.com/gpu limit")
+	}
+	if _, ok := d.Spec.Template.Spec.NodeSelector["nvidia.com/gpu.present"]; ok {
+		t.Error("an AMD GPU service selects NVIDIA nodes")
+	}
+	if !slices.ContainsFunc(d.Spec.Template.Spec.Tolerations, func(tol corev1.Toleration) bool { return tol.Key == "amd.com/gpu" }) {
+		t.Errorf("tolerations %+v lack amd.com/gpu", d.Spec.Template.Spec.Tolerations)
+	}
+	ru := d.Spec.Strategy.RollingUpdate
+	if ru == nil || ru.MaxSurge.IntValue() != 0 || ru.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("GPU rollout strategy = %+v, want maxSurge 0, maxUnavailable 1", ru)
+	}
+}
+
+// TestSingleWriterServices: replicated Postgres and standalone Redis have one pod that
+// takes writes, and their client Service reaches only that one.
+func TestSingleWriterServices(t *testing.T) {
+	p, rel := production(t)
+	p.Spec.Infrastructure.Redis.Mode = v1alpha1.RedisStandalone
+	p.Spec.Infrastructure.Redis.Replicas = ptr.To[int32](3)
+	objs := mustRender(t, p, rel)
+	for _, name := range []string{v1alpha1.ComponentPostgres, v1alpha1.ComponentRedis} {
+		svc := convert[corev1.Service](t, find(objs, "Service", name))
+		if got := svc.Spec.Selector["statefulset.kubernetes.io/pod-name"]; got != name+"-0" {
+			t.Errorf("Service %s selects pod %q, want %s-0", name, got, name)
+		}
+	}
+	for _, u := range objs {
+		if u.GetKind() == "PodDisruptionBudget" {
+			if policy, _, _ := unstructured.NestedString(u.Object, "spec", "unhealthyPodEvictionPolicy"); policy != "AlwaysAllow" {
+				t.Errorf("PDB %s unhealthyPodEvictionPolicy = %q, want AlwaysAllow (a failing component must not block drains)", u.GetName(), policy)
+			}
+		}
 	}
 }
