@@ -64,6 +64,9 @@ func (o *ValidateOptions) Run(_ context.Context) error {
 		return err
 	}
 	res := printers.ValidationResult{File: o.Filename}
+	if o.Filename == "-" {
+		res.File = spec.StdinName
+	}
 	platforms, err := v.LoadFile(o.Filename, o.In)
 	var invalid *spec.Error
 	switch {
