@@ -289,6 +289,9 @@ func applyPatches(k *krusty.Kustomizer, fsys filesys.FileSystem, namespace strin
 	if err != nil {
 		return nil, fmt.Errorf("user patches: %w", err)
 	}
+	if err := rehashConfigMaps(objs, built); err != nil {
+		return nil, fmt.Errorf("user patches: %w", err)
+	}
 	out := make([]planeObject, 0, len(built))
 	for _, u := range built {
 		pl, ok := planeOf[keyOf(u)]

@@ -61,6 +61,36 @@ spec:
 			},
 		},
 		{
+			// A patched generated ConfigMap gets a new content hash, and the pods that
+			// read it follow, so the change rolls them like any config change.
+			name: "configmap data rolls the pods",
+			patches: []Patch{{
+				Target: &PatchTarget{Kind: "ConfigMap", Name: "gateway-config-.*"},
+				Patch:  `[{"op": "add", "path": "/data/EXTRA_FLAG", "value": "on"}]`,
+			}},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				var cm *unstructured.Unstructured
+				for _, u := range objs {
+					if u.GetKind() == "ConfigMap" && strings.HasPrefix(u.GetName(), "gateway-config-") {
+						cm = u
+					}
+				}
+				if cm == nil || cm.Object["data"].(map[string]any)["EXTRA_FLAG"] != "on" {
+					t.Fatalf("gateway ConfigMap not patched: %v", cm)
+				}
+				p, rel := production(t)
+				for _, u := range mustRender(t, p, rel) {
+					if u.GetKind() == "ConfigMap" && u.GetName() == cm.GetName() {
+						t.Fatalf("patched ConfigMap kept the unpatched name %s", cm.GetName())
+					}
+				}
+				ref := podTemplates(t, objs)["Deployment/gateway"].Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name
+				if ref != cm.GetName() {
+					t.Fatalf("gateway reads ConfigMap %s, want the patched %s", ref, cm.GetName())
+				}
+			},
+		},
+		{
 			name: "json6902 with a label-selected target",
 			patches: []Patch{{
 				Target: &PatchTarget{Kind: "StatefulSet", LabelSelector: LabelName + "=postgres"},
