@@ -100,3 +100,34 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestCLISavedPlan: `plan -o json` saved to a file is what `apply --plan` runs, once;
+// applied again, the plan is stale and refused with nothing written.
+func TestCLISavedPlan(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	if r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), kc); r.code != 0 {
+		t.Fatalf("apply: %s", r.stderr)
+	}
+	edited := platformFile(t, ns, "  gateway:\n    replicas: 2\n")
+	r := runCmd(t, "plan", "-f", edited, "-o", "json", kc)
+	if r.code != 0 {
+		t.Fatalf("plan: %s", r.stderr)
+	}
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(saved, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, "apply", "-f", edited, "--plan", saved, kc); r.code != 0 {
+		t.Fatalf("apply --plan: exit %d: %s", r.code, r.stderr)
+	}
+	d, err := c.Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 2 {
+		t.Fatalf("gateway after apply --plan: %v, %v; want 2 replicas", d.Spec.Replicas, err)
+	}
+	r = runCmd(t, "apply", "-f", edited, "--plan", saved, kc)
+	if r.code != 1 || !strings.Contains(r.stderr, "stale") {
+		t.Fatalf("second apply of the same saved plan: exit %d, %q; want 1 and a stale-plan error", r.code, r.stderr)
+	}
+}
