@@ -267,13 +267,13 @@ func (c *comparison) print(out io.Writer) {
 	fmt.Fprintln(out, "API requests per run, by class:")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "\t")
-	for _, v := range bench.Verbs {
+	for _, v := range bench.Verbs() {
 		fmt.Fprintf(tw, "%s\t", v)
 	}
 	fmt.Fprintln(tw, "total\t")
 	row := func(name string, c bench.Counts) {
 		fmt.Fprintf(tw, "%s\t", name)
-		for _, v := range bench.Verbs {
+		for _, v := range bench.Verbs() {
 			fmt.Fprintf(tw, "%d\t", c[v])
 		}
 		fmt.Fprintf(tw, "%d\t\n", c.Total())

@@ -36,7 +36,9 @@ const (
 )
 
 // Verbs lists the request classes in the order tables show them.
-var Verbs = []string{VerbDiscovery, VerbGet, VerbList, VerbWatch, VerbDryRunPatch, VerbPatch, VerbCreate, VerbUpdate, VerbDelete}
+func Verbs() []string {
+	return []string{VerbDiscovery, VerbGet, VerbList, VerbWatch, VerbDryRunPatch, VerbPatch, VerbCreate, VerbUpdate, VerbDelete}
+}
 
 // Counts is the number of API requests by class (Verbs).
 type Counts map[string]int
@@ -59,13 +61,13 @@ func (c Counts) Writes() int {
 // String is "N requests: GET 3, LIST 12, ..." in the order of Verbs.
 func (c Counts) String() string {
 	var parts []string
-	for _, v := range Verbs {
+	for _, v := range Verbs() {
 		if c[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", v, c[v]))
 		}
 	}
 	for _, v := range slices.Sorted(maps.Keys(c)) {
-		if !slices.Contains(Verbs, v) && c[v] > 0 {
+		if !slices.Contains(Verbs(), v) && c[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", v, c[v]))
 		}
 	}
