@@ -34,6 +34,12 @@ const maxValueWidth = 72
 func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	p := v.Plan
 	var b strings.Builder
+	if !p.HasChanges() && p.Summary.Conflicts == 0 && !v.ShowUnchanged {
+		fmt.Fprintf(&b, "No changes: OntoPlatform %s/%s (version %s) matches the cluster, %d objects unchanged.\n",
+			p.Platform.Namespace, p.Platform.Name, p.Version, p.Summary.Unchanged)
+		_, err := io.WriteString(out, b.String())
+		return err
+	}
 	fmt.Fprintf(&b, "Plan for OntoPlatform %s/%s (version %s)\n", p.Platform.Namespace, p.Platform.Name, p.Version)
 	for _, pl := range p.Planes {
 		unchanged := 0
@@ -45,8 +51,8 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 			}
 			lines = append(lines, changeLines(c, t)...)
 		}
-		if len(lines) == 0 && unchanged == 0 {
-			continue
+		if len(lines) == 0 {
+			continue // nothing to do in this plane; the summary counts it
 		}
 		fmt.Fprintf(&b, "\n%s\n", t.Bold.Render(pl.Name))
 		for _, l := range lines {
