@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -108,4 +109,18 @@ func Install(t testing.TB, clients *kube.Clients, p *v1alpha1.OntoPlatform) {
 	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, pl, ApplyOptions()); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
+}
+
+// InstallExample installs examples/<name> into a fresh namespace of the test cluster
+// (skipping the test when there is none) and returns the cluster, clients and platform.
+func InstallExample(t *testing.T, name string) (*testcluster.Cluster, *kube.Clients, *v1alpha1.OntoPlatform) {
+	t.Helper()
+	c := testcluster.New(t)
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Example(t, name, c.Namespace(t))
+	Install(t, clients, p)
+	return c, clients, p
 }

@@ -40,15 +40,8 @@ type uninstallFixture struct {
 // namespace, through the library path apply uses.
 func installMinimal(t *testing.T) *uninstallFixture {
 	t.Helper()
-	c := testcluster.New(t)
-	ns := c.Namespace(t)
-	clients, err := kube.New(c.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := ontotest.Example(t, "minimal.yaml", ns)
-	ontotest.Install(t, clients, p)
-	return &uninstallFixture{cluster: c, clients: clients, platform: p, ns: ns}
+	c, clients, p := ontotest.InstallExample(t, "minimal.yaml")
+	return &uninstallFixture{cluster: c, clients: clients, platform: p, ns: p.Namespace}
 }
 
 // uninstall runs Uninstall and records its events.

@@ -30,15 +30,7 @@ func TestMain(m *testing.M) { testcluster.Main(m) }
 // apply uses, and returns the cluster, clients and platform.
 func install(t *testing.T) (*testcluster.Cluster, *kube.Clients, *v1alpha1.OntoPlatform) {
 	t.Helper()
-	c := testcluster.New(t)
-	ns := c.Namespace(t)
-	clients, err := kube.New(c.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := ontotest.Example(t, "minimal.yaml", ns)
-	ontotest.Install(t, clients, p)
-	return c, clients, p
+	return ontotest.InstallExample(t, "minimal.yaml")
 }
 
 // enabledComponents are the names of the spec's enabled components.
