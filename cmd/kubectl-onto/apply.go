@@ -152,7 +152,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := plan.Verify(ctx, clients, saved, p); err != nil {
+		if err := plan.Verify(saved, p); err != nil {
 			return err
 		}
 		p = saved

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -171,15 +170,6 @@ func (c *Cluster) EnsureCRD(ctx context.Context, path string) error {
 		}
 		return false, nil
 	})
-}
-
-// CreateNamespace creates namespace, labelled NamespaceLabel.
-func (c *Cluster) CreateNamespace(ctx context.Context, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{NamespaceLabel: "true"}}}
-	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create namespace %s: %w", name, err)
-	}
-	return nil
 }
 
 // DeleteNamespace deletes namespace and waits until it is gone, so its pods give their

@@ -54,10 +54,6 @@ func Assert(t testing.TB, got []byte, path string) {
 	}
 }
 
-// Updating reports whether the test binary runs with -update, for tests that produce
-// golden files some other way than Assert.
-func Updating() bool { return *update }
-
 func normalize(b []byte) []byte {
 	return bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
 }

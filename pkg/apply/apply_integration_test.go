@@ -411,14 +411,14 @@ func TestSavedPlanRefusedWhenClusterChanged(t *testing.T) {
 	e.mustApply()
 	e.platform.Spec.Gateway.Replicas = ptr.To[int32](2)
 	saved := e.plan(e.desired())
-	if err := plan.Verify(t.Context(), e.clients, saved, e.plan(e.desired())); err != nil {
+	if err := plan.Verify(saved, e.plan(e.desired())); err != nil {
 		t.Fatalf("an unchanged cluster refused the saved plan: %v", err)
 	}
 	patch := []byte(`{"metadata":{"annotations":{"someone":"changed-this"}}}`)
 	if _, err := e.cluster.Kube.AppsV1().Deployments(e.platform.Namespace).Patch(t.Context(), "gateway", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err := plan.Verify(t.Context(), e.clients, saved, e.plan(e.desired()))
+	err := plan.Verify(saved, e.plan(e.desired()))
 	var stale *plan.StalePlanError
 	if !errors.As(err, &stale) || stale.Object.Name != "gateway" {
 		t.Fatalf("Verify after a change = %v, want a StalePlanError naming gateway", err)

@@ -68,22 +68,6 @@ func maskValue(v any) any {
 	return Masked
 }
 
-// MaskSecret removes every value from a Secret, keeping its keys, so it can be shown.
-func MaskSecret(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	if !isSecret(obj) {
-		return obj
-	}
-	out := obj.DeepCopy()
-	for _, field := range []string{"data", "stringData"} {
-		if m, ok := out.Object[field].(map[string]any); ok {
-			for k := range m {
-				m[k] = Masked
-			}
-		}
-	}
-	return out
-}
-
 func diffValue(path string, old, new any, out *[]FieldChange) {
 	switch o := old.(type) {
 	case map[string]any:

@@ -7,11 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package plan
 
 import (
-	"context"
 	"fmt"
 	"reflect"
-
-	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
 
 // StalePlanError says a saved plan no longer matches the cluster or the file.
@@ -27,7 +24,7 @@ func (e *StalePlanError) Error() string {
 // Verify checks that a saved plan is still exactly what applying would do: fresh is a
 // plan made now from the same file. Every change must match in action, object, desired
 // state and the live object's resourceVersion, so what runs is what was reviewed.
-func Verify(_ context.Context, _ *kube.Clients, saved, fresh *Plan) error {
+func Verify(saved, fresh *Plan) error {
 	if saved.Platform != fresh.Platform {
 		return &StalePlanError{Object: saved.Platform, Reason: fmt.Sprintf("is for another platform than the file (%s)", fresh.Platform)}
 	}
