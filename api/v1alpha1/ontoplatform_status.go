@@ -46,6 +46,9 @@ const (
 	ReasonComponentsFailed = "ComponentsNotReady"
 	ReasonApplyFailed      = "ApplyFailed"
 	ReasonIdle             = "Idle"
+	// ReasonRollingOut: the objects are written and the run did not wait (--wait=false);
+	// the workloads are still rolling out.
+	ReasonRollingOut = "RollingOut"
 )
 
 // MaxHistory is how many revisions status keeps.

@@ -32,6 +32,10 @@ type ApplyFlags struct {
 	Timeout      time.Duration
 	PlaneTimeout time.Duration
 	Wait         bool
+	// CrashLoopRestarts fails a plane early when a new pod crash-loops this often.
+	CrashLoopRestarts int32
+	// ForceVersion applies a downgrade or a version off the release's upgrade path.
+	ForceVersion bool
 }
 
 // AddFlags registers the apply flags.
@@ -42,12 +46,15 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.DurationVar(&f.Timeout, "timeout", 30*time.Minute, "How long the whole run may take (0: no limit)")
 	flags.DurationVar(&f.PlaneTimeout, "plane-timeout", 5*time.Minute, "How long each plane may take to become healthy")
 	flags.BoolVar(&f.Wait, "wait", true, "Wait for each plane to become healthy before starting the next")
+	flags.Int32Var(&f.CrashLoopRestarts, "crashloop-restarts", 3, "Fail a plane as soon as a pod of the new revision has crash-looped this many times (0: wait out --plane-timeout)")
+	flags.BoolVar(&f.ForceVersion, "force-version", false, "Apply a version older than the installed one, or outside its release's upgrade path")
 }
 
 // Options turns the flags into apply options.
 func (f *ApplyFlags) Options(action string) apply.Options {
 	o := apply.DefaultOptions()
 	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.PlaneTimeout, f.Wait, action
+	o.CrashLoopRestarts, o.ForceVersion = f.CrashLoopRestarts, f.ForceVersion
 	o.Holder = apply.DefaultHolder()
 	return o
 }
@@ -135,40 +142,44 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 }
 
 func (o *ApplyOptions) run(ctx context.Context) error {
-	p, d, err := o.makePlan(ctx, o.FileFlags)
+	d, lp, err := o.loadDesired(o.FileFlags)
 	if err != nil {
 		return err
-	}
-	if o.DryRun == "server" {
-		return printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.PlanView{Plan: p})
 	}
 	clients, err := o.Clients()
 	if err != nil {
 		return err
 	}
 	opts := o.ApplyFlags.Options("apply")
-	if o.PlanFile != "" {
-		saved, err := readPlan(o.PlanFile)
+	opts.Release = &lp.Release
+	if o.DryRun == "server" {
+		p, err := (&plan.Planner{Clients: clients}).Plan(ctx, d)
 		if err != nil {
 			return err
 		}
-		if err := plan.Verify(saved, p); err != nil {
+		if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.PlanView{Plan: p}); err != nil {
 			return err
 		}
-		p = saved
+		// The same checks as a real run, so a dry run in CI fails where apply would.
+		return apply.Preflight(p, opts)
+	}
+	if o.PlanFile != "" {
+		if opts.Saved, err = readPlan(o.PlanFile); err != nil {
+			return err
+		}
 		opts.Preconditions = true
 	}
 	progress := o.newProgress(o.format)
 	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle}
 	stopSpinner := progress.Start(ctx)
-	res, err := applier.Apply(ctx, d, p, opts)
+	res, err := applier.Apply(ctx, d, opts)
 	stopSpinner()
 	if err != nil {
 		return err
 	}
 	if o.format == printers.FormatText && res.Status != nil {
 		fmt.Fprintf(o.Out, "OntoPlatform %s/%s: %s, version %s, %s components ready\n",
-			p.Platform.Namespace, p.Platform.Name, res.Status.Phase, res.Status.Version, res.Status.ReadyComponents)
+			d.Namespace, d.Platform.GetName(), res.Status.Phase, res.Status.Version, res.Status.ReadyComponents)
 	}
 	return nil
 }

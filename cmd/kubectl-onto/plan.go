@@ -83,18 +83,24 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// makePlan loads, validates and renders the file offline, then plans it against the
-// cluster. Bad input fails here, before any request.
-func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags) (*plan.Plan, *plan.Desired, error) {
+// loadDesired loads, validates and renders the file offline: everything applying it
+// writes. Bad input fails here, before any request.
+func (g *GlobalOptions) loadDesired(files FileFlags) (*plan.Desired, loadedPlatform, error) {
 	lp, err := g.loadPlatform(files)
 	if err != nil {
-		return nil, nil, err
+		return nil, lp, err
 	}
 	planes, err := lp.render()
 	if err != nil {
-		return nil, nil, fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
+		return nil, lp, fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
 	}
 	d, err := plan.NewDesired(lp.Platform, planes)
+	return d, lp, err
+}
+
+// makePlan loads the file (loadDesired), then plans it against the cluster.
+func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags) (*plan.Plan, *plan.Desired, error) {
+	d, _, err := g.loadDesired(files)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,11 +33,14 @@ const (
 	VerbCreate      = "CREATE"
 	VerbUpdate      = "UPDATE"
 	VerbDelete      = "DELETE"
+	// VerbLock is any request on the run's lock lease (coordination.k8s.io): kept
+	// apart, as it is not a write to the platform.
+	VerbLock = "LOCK"
 )
 
 // Verbs lists the request classes in the order tables show them.
 func Verbs() []string {
-	return []string{VerbDiscovery, VerbGet, VerbList, VerbWatch, VerbDryRunPatch, VerbPatch, VerbCreate, VerbUpdate, VerbDelete}
+	return []string{VerbDiscovery, VerbGet, VerbList, VerbWatch, VerbDryRunPatch, VerbPatch, VerbCreate, VerbUpdate, VerbDelete, VerbLock}
 }
 
 // Counts is the number of API requests by class (Verbs).
@@ -52,8 +55,8 @@ func (c Counts) Total() int {
 	return n
 }
 
-// Writes is the number of requests that may change state (not GET/LIST/WATCH/
-// DISCOVERY, not dry-run).
+// Writes is the number of requests that may change the platform's objects (not
+// GET/LIST/WATCH/DISCOVERY, not dry-run, not the lock lease).
 func (c Counts) Writes() int {
 	return c[VerbPatch] + c[VerbCreate] + c[VerbUpdate] + c[VerbDelete]
 }
@@ -77,6 +80,9 @@ func (c Counts) String() string {
 // Classify names the class of a request to the API server from its method and URL.
 func Classify(method string, u *url.URL) string {
 	q := u.Query()
+	if strings.HasPrefix(u.Path, "/apis/coordination.k8s.io/") {
+		return VerbLock
+	}
 	switch method {
 	case http.MethodGet:
 		if q.Get("watch") == "true" || q.Get("watch") == "1" {

@@ -34,8 +34,10 @@ func TestClassify(t *testing.T) {
 		{name: "dry-run patch", method: "PATCH", url: "/api/v1/namespaces/ns/services/web?dryRun=All&fieldManager=m", want: VerbDryRunPatch},
 		{name: "patch", method: "PATCH", url: "/api/v1/namespaces/ns/services/web?fieldManager=m", want: VerbPatch},
 		{name: "create", method: "POST", url: "/api/v1/namespaces/ns/secrets", want: VerbCreate},
-		{name: "update", method: "PUT", url: "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", want: VerbUpdate},
-		{name: "delete", method: "DELETE", url: "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", want: VerbDelete},
+		{name: "update", method: "PUT", url: "/apis/apps/v1/namespaces/ns/deployments/web", want: VerbUpdate},
+		{name: "delete", method: "DELETE", url: "/api/v1/namespaces/ns/configmaps/c", want: VerbDelete},
+		{name: "lock create", method: "POST", url: "/apis/coordination.k8s.io/v1/namespaces/ns/leases", want: VerbLock},
+		{name: "lock delete", method: "DELETE", url: "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", want: VerbLock},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

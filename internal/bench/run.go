@@ -67,18 +67,16 @@ func Apply(ctx context.Context, cfg *rest.Config, d *plan.Desired, opts apply.Op
 	if err != nil {
 		return nil, err
 	}
-	run.Plan, err = (&plan.Planner{Clients: clients}).Plan(ctx, d)
-	if err != nil {
-		return nil, err
-	}
 	a := &apply.Applier{Clients: clients, Now: time.Now, Observer: func(e apply.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		run.Events = append(run.Events, TimedEvent{At: time.Since(start), Event: e})
 	}}
-	if _, err := a.Apply(ctx, d, run.Plan, opts); err != nil {
+	res, err := a.Apply(ctx, d, opts)
+	if err != nil {
 		return nil, err
 	}
+	run.Plan = res.Plan
 	run.Wall = time.Since(start)
 	run.Requests = counter.Take()
 	return run, nil

@@ -102,11 +102,7 @@ func ApplyOptions() apply.Options {
 func Install(t testing.TB, clients *kube.Clients, p *v1alpha1.OntoPlatform) {
 	t.Helper()
 	d := Desired(t, p)
-	pl, err := (&plan.Planner{Clients: clients}).Plan(t.Context(), d)
-	if err != nil {
-		t.Fatalf("plan: %v", err)
-	}
-	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, pl, ApplyOptions()); err != nil {
+	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, ApplyOptions()); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -31,6 +32,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
 )
 
 // Options tune one apply.
@@ -55,11 +57,24 @@ type Options struct {
 	// Preconditions makes each update fail if the live object changed since it was
 	// planned (its resourceVersion), for applying a saved plan.
 	Preconditions bool
+	// Saved is a plan saved with `plan -o json` (apply --plan). It is applied as
+	// reviewed, and refused before any write unless a plan made now, under the lock,
+	// matches it change for change. Set Preconditions with it.
+	Saved *plan.Plan
+	// Release is the catalog entry of the version applied. With it, a change of the
+	// installed version must follow the release's upgrade path; nil skips the check.
+	Release *release.Release
+	// ForceVersion applies a downgrade or a version off the upgrade path.
+	ForceVersion bool
+	// CrashLoopRestarts fails a plane as soon as a pod of a workload's new revision
+	// has crash-looped this many times, instead of waiting out the plane timeout; 0
+	// never fails early.
+	CrashLoopRestarts int32
 }
 
 // DefaultOptions are the options of `kubectl onto apply` without flags.
 func DefaultOptions() Options {
-	return Options{Prune: true, MaxDeletes: -1, PlaneTimeout: 5 * time.Minute, Wait: true, LockTTL: 60 * time.Second, Action: "apply"}
+	return Options{Prune: true, MaxDeletes: -1, PlaneTimeout: 5 * time.Minute, Wait: true, LockTTL: 60 * time.Second, Action: "apply", CrashLoopRestarts: 3}
 }
 
 // Applier applies plans to one cluster.
@@ -135,99 +150,89 @@ func (a *Applier) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Apply executes p, computed from d. Checks that need no write (conflicts, the delete
-// guard) run first, so a refused plan writes nothing. A plan without changes writes
-// nothing at all unless the recorded status is out of date.
-func (a *Applier) Apply(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options) (*Result, error) {
-	res := &Result{Plan: p}
-	if pp := p.Plane(plan.PlatformPlane); pp == nil || len(pp.Changes) != 2 {
-		return res, fmt.Errorf("the plan has no %q plane with the CRD and the OntoPlatform: make it with kubectl onto plan", plan.PlatformPlane)
-	}
-	if err := preflight(p, opts); err != nil {
-		return res, err
-	}
-	platformRef := p.Platform.Namespace + "/" + p.Platform.Name
-	if !writes(p, opts) {
-		a.emit(Event{Type: EventNoChanges, Message: "no changes"})
-		st, err := a.recordStatus(ctx, d, p, opts, nil, false)
-		res.Status = st
-		return res, err
-	}
-
-	// The CRD and namespace come before the lock: the lock lives in the namespace,
-	// and the OntoPlatform needs its CRD. Both writes are idempotent.
-	platformChanges := p.Plane(plan.PlatformPlane).Changes
-	if c := platformChanges[0]; c.Action == plan.ActionCreate || c.Action == plan.ActionUpdate {
-		if err := a.applyOne(ctx, c, opts); err != nil {
-			return res, &ApplyError{Plane: plan.PlatformPlane, Object: c.Object.String(), Err: err}
-		}
-		res.Applied++
-		if err := a.waitCRD(ctx, d.CRD.GetName()); err != nil {
-			return res, &ApplyError{Plane: plan.PlatformPlane, Object: c.Object.String(), Err: err}
-		}
-		a.Clients.Mapper.Reset()
-	}
+// Apply applies d: under the platform's lock it plans (or checks a saved plan against
+// a fresh one), runs the checks that need no write (conflicts, the delete guard, the
+// version guard), then writes plane by plane and waits for each. A plan without
+// changes writes nothing but still waits until the platform is healthy and fails when
+// it is not: apply means "this spec, healthy", so a retried failed run stays failed.
+func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
+	res := &Result{}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager}
 	done := map[plan.ObjectRef]bool{}
-	replan := platformChanges[0].Action == plan.ActionCreate
-	if ns := findNamespace(p); ns != nil && ns.Action != plan.ActionUnchanged {
-		if err := a.applyOne(ctx, *ns, opts); err != nil {
-			return res, &ApplyError{Plane: "tenancy", Object: ns.Object.String(), Err: err}
-		}
-		res.Applied++
-		done[ns.Object] = true
-		replan = replan || ns.Action == plan.ActionCreate
-	}
-	// On a first install nothing in the new namespace could be dry-run. Plan again now
-	// that it exists, so the API server validates every object before the first plane
-	// is written: a rejected object stops the run with nothing half-applied. A saved
-	// plan is applied as reviewed instead.
-	if replan && !opts.Preconditions {
-		fresh, err := (&plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager}).Plan(ctx, d)
-		if err != nil {
-			return res, fmt.Errorf("validate the plan with the API server: %w", err)
-		}
-		if err := preflight(fresh, opts); err != nil {
+
+	// The lock comes first, so the plan is made and applied by one run at a time and no
+	// run overwrites another's status. Its lease lives in the platform's namespace: on
+	// a first install into a new namespace, plan without it, create the CRD and the
+	// namespace (idempotent writes that every run would make alike), then take it.
+	lockCtx, release, err := a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL)
+	var foundation *plan.Plan
+	if errors.Is(err, errNamespaceMissing) {
+		if foundation, err = a.installFoundation(ctx, planner, d, opts, done, res); err != nil {
 			return res, err
 		}
-		p, res.Plan = fresh, fresh
-		platformChanges = p.Plane(plan.PlatformPlane).Changes
+		lockCtx, release, err = a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL)
 	}
-
-	// ctx ends if the lease is lost (another run took it over): stop writing then.
-	ctx, release, err := a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
 	if err != nil {
 		return res, err
 	}
 	defer release()
+	ctx = lockCtx
 
-	// The parent lists the kinds of its members. Until prune has run it must also list
-	// the kinds only the objects to prune have, or a failed run would orphan them
-	// (kubectl's ApplySet does the same): the union now, the exact set after prune.
-	pruneKinds := deleteKinds(p)
-	if c := platformChanges[1]; c.Action != plan.ActionUnchanged || len(pruneKinds) > 0 {
-		c.Desired = withKinds(c.Desired, pruneKinds)
-		if err := a.applyOne(ctx, c, opts); err != nil {
-			return res, &ApplyError{Plane: plan.PlatformPlane, Object: c.Object.String(), Err: err}
+	p := foundation
+	if p == nil || opts.Saved == nil {
+		if p, err = planner.Plan(ctx, d); err != nil {
+			return res, a.stopReason(ctx, err)
 		}
-		res.Applied++
 	}
-	if _, err := a.recordStatus(ctx, d, p, opts, nil, true); err != nil {
+	if opts.Saved != nil && foundation == nil {
+		if err := plan.Verify(opts.Saved, p); err != nil {
+			return res, err
+		}
+	}
+	if opts.Saved != nil {
+		// Applied as reviewed; on a first install it was checked before the namespace
+		// existed, against a plan made the same way.
+		p = opts.Saved
+	}
+	res.Plan = p
+	if err := Preflight(p, opts); err != nil {
 		return res, err
 	}
-
-	applyErr := a.applyPlanes(ctx, d, p, opts, done, res)
-	if applyErr == nil && opts.Prune {
-		applyErr = a.prune(ctx, p, res)
-		if applyErr == nil && len(pruneKinds) > 0 {
-			parent := platformChanges[1]
-			parent.Desired = d.Platform
-			if err := a.applyOne(ctx, parent, opts); err != nil {
-				applyErr = &ApplyError{Plane: plan.PlatformPlane, Object: parent.Object.String(), Err: err}
-			}
-		}
+	replan, err := a.applyFoundation(ctx, d, p, opts, done, res)
+	if err != nil {
+		return res, err
 	}
-	// The outcome is recorded even when ctx was cancelled (Ctrl-C, a lost lease), so
-	// the platform is not left looking Progressing.
+	// Objects in a namespace that did not exist, or of a CRD that was not served, could
+	// not be dry-run. Plan again now, so the API server validates every object before
+	// the first plane is written: a rejected object stops the run with nothing
+	// half-applied. A saved plan is applied as reviewed instead.
+	if replan && opts.Saved == nil {
+		fresh, err := planner.Plan(ctx, d)
+		if err != nil {
+			return res, fmt.Errorf("validate the plan with the API server: %w", a.stopReason(ctx, err))
+		}
+		if err := Preflight(fresh, opts); err != nil {
+			return res, err
+		}
+		p, res.Plan = fresh, fresh
+	}
+	platformRef := p.Platform.Namespace + "/" + p.Platform.Name
+
+	var applyErr error
+	if !writes(p, opts) {
+		a.emit(Event{Type: EventNoChanges, Message: "no changes"})
+		applyErr = a.checkHealth(ctx, d, opts)
+	} else {
+		applyErr = a.applyAll(ctx, d, p, opts, done, res)
+	}
+	applyErr = a.stopReason(ctx, applyErr)
+	var lost *LostError
+	if errors.As(applyErr, &lost) {
+		// The new holder owns the platform's status now.
+		return res, applyErr
+	}
+	// The outcome is recorded even when ctx was cancelled (Ctrl-C), so the platform is
+	// not left looking Progressing. The lock is still held: release runs after this.
 	statusCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	st, err := a.recordStatus(statusCtx, d, p, opts, applyErr, false)
@@ -241,8 +246,136 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, p *plan.Plan, opts
 	if err != nil {
 		return res, err
 	}
-	a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects written", res.Applied)})
+	if writes(p, opts) {
+		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects written", res.Applied)})
+	}
 	return res, nil
+}
+
+// installFoundation is the first step of an install into a namespace that does not
+// exist yet: plan (nothing in the namespace can be dry-run, so most objects are plain
+// creates), refuse what would be refused, then create the CRD and the namespace, so
+// the lock's lease has a namespace to live in. It returns the plan it checked.
+func (a *Applier) installFoundation(ctx context.Context, planner *plan.Planner, d *plan.Desired, opts Options, done map[plan.ObjectRef]bool, res *Result) (*plan.Plan, error) {
+	p, err := planner.Plan(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Saved != nil {
+		if err := plan.Verify(opts.Saved, p); err != nil {
+			return nil, err
+		}
+		p = opts.Saved
+	}
+	if err := Preflight(p, opts); err != nil {
+		return nil, err
+	}
+	if _, err := a.applyFoundation(ctx, d, p, opts, done, res); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// applyFoundation writes the CRD and the namespace when p creates or updates them and
+// this run has not yet; it reports whether either was created, which makes the rest of
+// p unvalidated.
+func (a *Applier) applyFoundation(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, done map[plan.ObjectRef]bool, res *Result) (created bool, err error) {
+	crd := p.Plane(plan.PlatformPlane).Changes[0]
+	if (crd.Action == plan.ActionCreate || crd.Action == plan.ActionUpdate) && !done[crd.Object] {
+		if err := a.applyOne(ctx, crd, opts); err != nil {
+			return false, &ApplyError{Plane: plan.PlatformPlane, Object: crd.Object.String(), Err: err}
+		}
+		res.Applied++
+		done[crd.Object] = true
+		if err := a.waitCRD(ctx, d.CRD.GetName()); err != nil {
+			return false, &ApplyError{Plane: plan.PlatformPlane, Object: crd.Object.String(), Err: err}
+		}
+		a.Clients.Mapper.Reset()
+		created = crd.Action == plan.ActionCreate
+	}
+	if ns := findNamespace(p); ns != nil && ns.Action != plan.ActionUnchanged && ns.Action != plan.ActionDelete && !done[ns.Object] {
+		if err := a.applyOne(ctx, *ns, opts); err != nil {
+			return false, &ApplyError{Plane: "tenancy", Object: ns.Object.String(), Err: err}
+		}
+		res.Applied++
+		done[ns.Object] = true
+		created = created || ns.Action == plan.ActionCreate
+	}
+	return created, nil
+}
+
+// applyAll writes a plan with changes: the parent, the planes in order (each waited
+// for), prune, and the parent's final kinds.
+func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, done map[plan.ObjectRef]bool, res *Result) error {
+	// The parent is applied from d, not from the change: an unchanged parent carries
+	// no desired object, yet must be written when the kinds below change.
+	parent := p.Plane(plan.PlatformPlane).Changes[1]
+	parent.Desired = d.Platform
+	// The parent lists the kinds of its members. Until prune has run it must also list
+	// the kinds only the objects to prune have, or a failed run would orphan them
+	// (kubectl's ApplySet does the same): the union now, the exact set after prune.
+	pruneKinds := deleteKinds(p)
+	if len(pruneKinds) > 0 || parent.Action != plan.ActionUnchanged {
+		first := parent
+		first.Desired = withKinds(d.Platform, pruneKinds)
+		if err := a.applyOne(ctx, first, opts); err != nil {
+			return &ApplyError{Plane: plan.PlatformPlane, Object: parent.Object.String(), Err: err}
+		}
+		res.Applied++
+	}
+	if _, err := a.recordStatus(ctx, d, p, opts, nil, true); err != nil {
+		return err
+	}
+	if err := a.applyPlanes(ctx, d, p, opts, done, res); err != nil {
+		return err
+	}
+	if !opts.Prune {
+		return nil
+	}
+	if err := a.prune(ctx, p, res); err != nil {
+		return err
+	}
+	if len(pruneKinds) > 0 {
+		// The parent was just written by this run: its planned resourceVersion is
+		// stale, and the lock already keeps others out.
+		opts.Preconditions = false
+		if err := a.applyOne(ctx, parent, opts); err != nil {
+			return &ApplyError{Plane: plan.PlatformPlane, Object: parent.Object.String(), Err: err}
+		}
+	}
+	return nil
+}
+
+// checkHealth is the no-change path: nothing to write, so wait, plane by plane, until
+// the platform's workloads are healthy, within the same timeouts as a writing run.
+func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options) error {
+	if !opts.Wait {
+		return nil
+	}
+	for _, pl := range d.Planes {
+		if err := a.waitPlane(ctx, d, string(pl.Name), opts, true); err != nil {
+			a.emit(Event{Type: EventPlaneFailed, Plane: string(pl.Name), Message: err.Error()})
+			return err
+		}
+	}
+	return nil
+}
+
+// stopReason turns the cancellation of a run that lost its lock into the reason,
+// naming the new holder, instead of "context canceled".
+func (a *Applier) stopReason(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	var lost *LostError
+	if cause := context.Cause(ctx); errors.As(cause, &lost) && !errors.As(err, &lost) {
+		var ae *ApplyError
+		if errors.As(err, &ae) {
+			return &ApplyError{Plane: ae.Plane, Object: ae.Object, Err: lost}
+		}
+		return lost
+	}
+	return err
 }
 
 // writes reports whether applying p with opts writes anything: deletes count only when
@@ -276,7 +409,13 @@ func withKinds(parent *unstructured.Unstructured, extra []schema.GroupKind) *uns
 	return out
 }
 
-func preflight(p *plan.Plan, opts Options) error {
+// Preflight runs the checks of a plan that need no write: the delete guard, the
+// version guard and conflicts with other field managers. apply runs it before its first
+// write, and apply --dry-run=server too, so a dry run fails where the real run would.
+func Preflight(p *plan.Plan, opts Options) error {
+	if err := checkVersion(p, opts); err != nil {
+		return err
+	}
 	if opts.MaxDeletes >= 0 && opts.Prune && p.Summary.Delete > opts.MaxDeletes {
 		return fmt.Errorf("the plan deletes %d objects, more than --max-deletes=%d; nothing was written (review it with `kubectl onto plan`)", p.Summary.Delete, opts.MaxDeletes)
 	}
@@ -340,7 +479,7 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 		}
 		res.Applied += len(writes)
 		if opts.Wait {
-			if err := a.waitPlane(ctx, d, pl.Name, opts); err != nil {
+			if err := a.waitPlane(ctx, d, pl.Name, opts, false); err != nil {
 				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
 				return err
 			}
@@ -376,15 +515,36 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 		FieldManager: a.fieldManager(),
 		Force:        &opts.ForceConflicts,
 	})
-	if apierrors.IsConflict(err) {
+	switch {
+	case isFieldManagerConflict(err):
 		return fmt.Errorf("%w\nanother field manager owns some of these fields: re-run with --force-conflicts to take them over", err)
+	case apierrors.IsConflict(err) && opts.Preconditions:
+		return fmt.Errorf("it changed in the cluster since the saved plan was made (%w): make a new plan, review it and apply that", err)
 	}
 	return err
 }
 
-// waitPlane waits, by watch, until the plane's workloads are ready, and explains from
-// their pods why not when the plane timeout passes.
-func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options) error {
+// isFieldManagerConflict reports whether err is a server-side apply conflict over
+// fields another manager owns, as opposed to other 409s (a stale resourceVersion), for
+// which --force-conflicts would be the wrong advice.
+func isFieldManagerConflict(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsConflict(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == metav1.CauseTypeFieldManagerConflict {
+			return true
+		}
+	}
+	return false
+}
+
+// waitPlane waits, by watch, until the plane's workloads are ready, reporting pod
+// problems as they appear. It stops early when a new pod crash-loops, and explains
+// from the pods why a workload is not ready when the plane timeout passes. quiet leaves
+// out the workloads that are ready from the start (a run with nothing to write).
+func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options, quiet bool) error {
 	var objs []*unstructured.Unstructured
 	for _, pl := range d.Planes {
 		if string(pl.Name) == plane {
@@ -400,10 +560,27 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	w := &health.Waiter{Dynamic: a.Clients.Dynamic}
+	w := &health.Waiter{Dynamic: a.Clients.Dynamic, WatchPods: true, CrashLoopRestarts: opts.CrashLoopRestarts}
+	var mu sync.Mutex
+	shown := map[string]bool{}
 	err := w.Wait(wctx, objs, a.resourceOf, func(u health.Update) {
-		a.emit(Event{Type: EventWaiting, Plane: plane, Object: kube.Ref(u.Object), Ready: u.Ready, Message: u.Message})
+		ref := kube.Ref(u.Object)
+		mu.Lock()
+		skip := quiet && u.Ready && !shown[ref]
+		shown[ref] = shown[ref] || !u.Ready
+		mu.Unlock()
+		if !skip {
+			a.emit(Event{Type: EventWaiting, Plane: plane, Object: ref, Ready: u.Ready, Message: u.Message})
+		}
 	})
+	var crash *health.CrashLoopError
+	if errors.As(err, &crash) {
+		why := crash.Error()
+		if explained, xerr := health.Explain(ctx, a.Clients.Kube, crash.Workload); xerr == nil && explained != "" {
+			why += " (" + explained + ")"
+		}
+		return &ApplyError{Plane: plane, Object: kube.Ref(crash.Workload), Err: fmt.Errorf("%s; stopped without waiting out --plane-timeout (--crashloop-restarts=%d)", why, opts.CrashLoopRestarts)}
+	}
 	var nr *health.NotReadyError
 	if err != nil && !errors.As(err, &nr) {
 		return &ApplyError{Plane: plane, Err: fmt.Errorf("wait for the plane's workloads: %w", err)}

@@ -8,6 +8,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -58,7 +59,13 @@ func DefaultHolder() string {
 // LockName is the Lease name of a platform's lock.
 func LockName(platform string) string { return "onto-lock-" + platform }
 
-// Acquire takes the lease or fails at once with a *LockedError; it never waits.
+// errNamespaceMissing says the lease cannot be created because its namespace does not
+// exist yet (a first install).
+var errNamespaceMissing = errors.New("the namespace does not exist")
+
+// Acquire takes the lease or fails at once with a *LockedError; it never waits. It
+// tries a create first: on the common path, a platform nobody else is applying, that
+// is the only request.
 func (l *Lock) Acquire(ctx context.Context) error {
 	leases := l.Kube.CoordinationV1().Leases(l.Namespace)
 	now := metav1.NewMicroTime(l.Now())
@@ -68,18 +75,20 @@ func (l *Lock) Acquire(ctx context.Context) error {
 		AcquireTime:          &now,
 		RenewTime:            &now,
 	}
-	existing, err := leases.Get(ctx, l.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}, Spec: spec}
-		created, err := leases.Create(ctx, lease, metav1.CreateOptions{FieldManager: "kubectl-onto"})
-		if apierrors.IsAlreadyExists(err) {
-			return l.Acquire(ctx) // someone won the race: report who
-		}
-		if err != nil {
-			return fmt.Errorf("create lock lease %s/%s: %w", l.Namespace, l.Name, err)
-		}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}, Spec: spec}
+	created, err := leases.Create(ctx, lease, metav1.CreateOptions{FieldManager: "kubectl-onto"})
+	switch {
+	case err == nil:
 		l.lease = created
 		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("create lock lease %s/%s: %w: %w", l.Namespace, l.Name, errNamespaceMissing, err)
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("create lock lease %s/%s: %w", l.Namespace, l.Name, err)
+	}
+	existing, err := leases.Get(ctx, l.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return l.Acquire(ctx) // released in between: try again
 	}
 	if err != nil {
 		return fmt.Errorf("get lock lease %s/%s: %w", l.Namespace, l.Name, err)
@@ -91,7 +100,7 @@ func (l *Lock) Acquire(ctx context.Context) error {
 	}
 	existing.Spec = spec
 	updated, err := leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: "kubectl-onto"})
-	if apierrors.IsConflict(err) {
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return l.Acquire(ctx)
 	}
 	if err != nil {
@@ -116,11 +125,17 @@ func leaseHolder(lease *coordinationv1.Lease) (string, time.Time) {
 // LostError says this run no longer holds the lease it acquired.
 type LostError struct {
 	Lease string
-	Err   error
+	// Holder is who holds the lease now, when known.
+	Holder string
+	Err    error
 }
 
 func (e *LostError) Error() string {
-	return fmt.Sprintf("lost the lock lease %s to another run: %v; stopped to leave the platform to it", e.Lease, e.Err)
+	to := "another run"
+	if e.Holder != "" {
+		to = e.Holder
+	}
+	return fmt.Sprintf("lost the lock to %s (lease %s: %v); stopped to leave the platform to it, nothing more was written", to, e.Lease, e.Err)
 }
 
 func (e *LostError) Unwrap() error { return e.Err }
@@ -149,7 +164,11 @@ func (l *Lock) KeepAlive(ctx context.Context) error {
 			case ctx.Err() != nil:
 				return nil
 			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-				return &LostError{Lease: l.Namespace + "/" + l.Name, Err: err}
+				lost := &LostError{Lease: l.Namespace + "/" + l.Name, Err: err}
+				if now, gerr := l.Kube.CoordinationV1().Leases(l.Namespace).Get(ctx, l.Name, metav1.GetOptions{}); gerr == nil {
+					lost.Holder = ptr.Deref(now.Spec.HolderIdentity, "")
+				}
+				return lost
 			default:
 				// A passing API error: retry at the next tick, unless the lease has
 				// expired meanwhile and another run may hold it.

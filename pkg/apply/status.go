@@ -83,6 +83,14 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	next.ReadyComponents = fmt.Sprintf("%d/%d", ready, total)
 	set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "")
 	switch {
+	case applyErr == nil && ready < total && !opts.Wait:
+		// Not waited for: pods still starting are a rollout in progress, not a failure.
+		if next.Version == "" {
+			next.Phase = v1alpha1.PhaseInstalling
+		}
+		msg := fmt.Sprintf("%d/%d components ready; not waited for (--wait=false)", ready, total)
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, msg)
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonRollingOut, msg)
 	case applyErr != nil:
 		next.Phase = v1alpha1.PhaseError
 		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, applyErr.Error())

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
@@ -80,9 +81,32 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		}
 	}
 	if opts.DryRun != DryRunServer {
+		if err := a.releaseKeptNamespace(ctx, p); err != nil {
+			return res, err
+		}
 		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects deleted, %d kept", res.Deleted, len(p.Kept))})
 	}
 	return res, nil
+}
+
+// releaseKeptNamespace takes the kept namespace out of the deleted platform's
+// inventory. Left labelled, it would make every later platform there a conflict with
+// an inventory whose parent is gone.
+func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) error {
+	for _, k := range p.Kept {
+		if k.Object.Group != "" || k.Object.Kind != "Namespace" {
+			continue
+		}
+		ns := p.live[k.Object]
+		if ns == nil || ns.GetLabels()[inventory.PartOfLabel] != p.InventoryID {
+			continue
+		}
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null,%q:null}}}`, inventory.PartOfLabel, plan.PlaneLabel)
+		if _, err := a.Clients.Kube.CoreV1().Namespaces().Patch(ctx, k.Object.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: a.fieldManager()}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("take kept namespace %s out of the platform's inventory: %w", k.Object.Name, err)
+		}
+	}
+	return nil
 }
 
 // lock takes the platform's lease and keeps it alive; release gives it back. The

@@ -187,6 +187,8 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 	p.addStep(plan.PlatformPlane, []*unstructured.Unstructured{parent})
 
 	if nsObj != nil {
+		// Kept or not, the uninstall needs it: a kept one leaves the inventory.
+		p.live[plan.RefOf(nsObj)] = nsObj
 		switch {
 		case !opts.DeleteData:
 			p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(nsObj), Reason: "the platform's namespace is kept unless --delete-data"})

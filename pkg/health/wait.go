@@ -55,6 +55,12 @@ type Waiter struct {
 	// Check decides whether a live workload is ready; the package's Check (kstatus)
 	// when nil. status passes a stricter one that also compares with the spec.
 	Check func(*unstructured.Unstructured) Ready
+	// WatchPods also follows the workloads' pods: each pod problem (Unschedulable,
+	// CrashLoopBackOff, ImagePullBackOff, OOMKilled...) is reported as it appears.
+	WatchPods bool
+	// CrashLoopRestarts, with WatchPods, ends the wait with a *CrashLoopError once a
+	// pod of a workload's new revision has crash-looped this many times; 0 never.
+	CrashLoopRestarts int32
 }
 
 // Wait blocks until every workload in objs (Deployments and StatefulSets; other kinds
@@ -65,6 +71,12 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 		gvr schema.GroupVersionResource
 		ns  string
 	}
+	ctx, fail := context.WithCancelCause(ctx)
+	pods := map[string]*podWatch{}
+	var podsDone sync.WaitGroup
+	// The pod watches stop when the wait does, before it returns, so no update comes
+	// after it.
+	defer func() { fail(nil); podsDone.Wait() }()
 	groups := map[key]map[string]*unstructured.Unstructured{}
 	for _, o := range objs {
 		if !IsWorkload(o) {
@@ -75,6 +87,14 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 			return err
 		}
 		k := key{gvr, o.GetNamespace()}
+		if w.WatchPods && pods[o.GetNamespace()] == nil {
+			pw, err := newPodWatch(w, o.GetNamespace(), objs, onUpdate, fail)
+			if err != nil {
+				return err
+			}
+			pods[o.GetNamespace()] = pw
+			podsDone.Go(func() { pw.run(ctx) })
+		}
 		if groups[k] == nil {
 			groups[k] = map[string]*unstructured.Unstructured{}
 		}
@@ -104,6 +124,9 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 					return len(ready) == len(names), nil
 				}
 				id := obj.GetName() + "/" + obj.GetKind()
+				if pw := pods[k.ns]; pw != nil {
+					pw.seen(obj)
+				}
 				r := w.check(obj)
 				if ev.Type == watch.Deleted {
 					r = Ready{Message: "deleted"}
@@ -134,6 +157,10 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 	wg.Wait()
 	if len(pending) == 0 {
 		return nil
+	}
+	var crash *CrashLoopError
+	if errors.As(context.Cause(ctx), &crash) {
+		return crash
 	}
 	nr := &NotReadyError{Reasons: messages, Cause: errors.Join(errs...)}
 	for _, o := range pending {

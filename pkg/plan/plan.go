@@ -36,6 +36,10 @@ type Plan struct {
 	Platform ObjectRef `json:"platform"`
 	// Version is the platform version the plan installs.
 	Version string `json:"version"`
+	// InstalledVersion is the version the cluster runs now (the OntoPlatform's
+	// status.version), empty before the first successful apply. apply checks the move
+	// from it to Version against the release's upgrade path.
+	InstalledVersion string `json:"installedVersion,omitempty"`
 	// InventoryID is the ApplySet id the objects carry.
 	InventoryID string      `json:"inventoryID"`
 	Planes      []PlanePlan `json:"planes"`

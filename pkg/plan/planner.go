@@ -64,6 +64,16 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 		return nil, fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
 	}
 	crdExists := crdLive != nil
+	// Whose namespace it is comes before any dry-run: a second platform in a namespace
+	// would otherwise fail on whichever of its objects the API server rejects first
+	// (an immutable StatefulSet field), far from the cause.
+	ns, err := pl.getLive(ctx, namespaceObject(d.Namespace))
+	if err != nil {
+		return nil, fmt.Errorf("get namespace %s: %w", d.Namespace, err)
+	}
+	if err := pl.checkNamespaceOwner(ctx, d, ns, crdExists); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(pl.concurrency())
@@ -72,7 +82,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	platformPlane := PlanePlan{Name: PlatformPlane, Changes: []Change{createChange(d.CRD), createChange(d.Platform)}}
 	if crdExists {
 		g.Go(func() error {
-			ch, err := pl.planObject(gctx, d.CRD, crdLive, "")
+			ch, err := pl.planObject(gctx, d.CRD, crdLive, "", nil)
 			if err != nil {
 				return fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
 			}
@@ -84,14 +94,19 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 		return nil, err
 	}
 
-	live, nsExists, err := pl.liveObjects(ctx, d)
+	live, err := pl.liveObjects(ctx, d, ns)
 	if err != nil {
 		return nil, err
+	}
+	nsExists := ns != nil
+	owners := platformOwners(live)
+	if parent := live[RefOf(d.Platform).key()]; parent != nil {
+		p.InstalledVersion, _, _ = unstructured.NestedString(parent.Object, "status", "version")
 	}
 
 	if crdExists && nsExists {
 		g.Go(func() error {
-			ch, err := pl.planObject(gctx, d.Platform, live[RefOf(d.Platform).key()], "")
+			ch, err := pl.planObject(gctx, d.Platform, live[RefOf(d.Platform).key()], "", nil)
 			if err != nil {
 				return fmt.Errorf("plan %s: %w", RefOf(d.Platform), err)
 			}
@@ -117,7 +132,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 					changes[i] = Change{Action: ActionUnchanged, Object: ref, ResourceVersion: liveObj.GetResourceVersion()}
 				}
 			default:
-				ch, err := pl.planObject(gctx, obj, liveObj, d.InventoryID)
+				ch, err := pl.planObject(gctx, obj, liveObj, d.InventoryID, owners)
 				if err != nil {
 					return fmt.Errorf("plane %s: %s: %w", obj.GetLabels()[PlaneLabel], ref, err)
 				}
@@ -203,8 +218,9 @@ func (pl *Planner) getLive(ctx context.Context, obj *unstructured.Unstructured) 
 }
 
 // planObject dry-runs the apply of obj against live, the live object the caller read;
-// nil live is a create, validated by a dry-run too.
-func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured, inventoryID string) (Change, error) {
+// nil live is a create, validated by a dry-run too. owners names the platforms of the
+// namespace by inventory id, for conflicts with another platform's objects.
+func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstructured, inventoryID string, owners map[string]string) (Change, error) {
 	ri, err := pl.Clients.Resource(obj)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
@@ -238,9 +254,15 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 	// Every platform applies with the same field manager, so SSA cannot see one platform
 	// taking another's object: the inventory label can.
 	if other := live.GetLabels()[inventory.PartOfLabel]; other != "" && inventoryID != "" && other != inventoryID {
+		owner := owners[other]
+		if owner == "" {
+			owner = "a platform that no longer exists (inventory " + other + ")"
+		} else {
+			owner = "platform " + owner
+		}
 		conflicts = append(conflicts, Conflict{
 			Field:   "metadata.labels[" + inventory.PartOfLabel + "]",
-			Manager: "inventory " + other,
+			Manager: owner,
 			Message: "the object belongs to another platform's inventory",
 		})
 	}
@@ -339,20 +361,12 @@ func conflictsOf(err error) []Conflict {
 }
 
 // liveObjects lists, once per kind, the live objects of the platform's namespace (and
-// its cluster-scoped members), keyed by ObjectRef.key. It also reports whether the
-// namespace exists.
-func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*unstructured.Unstructured, bool, error) {
+// its cluster-scoped members), keyed by ObjectRef.key; ns is the live namespace, nil
+// when it does not exist.
+func (pl *Planner) liveObjects(ctx context.Context, d *Desired, ns *unstructured.Unstructured) (map[string]*unstructured.Unstructured, error) {
 	c := pl.Clients
 	live := map[string]*unstructured.Unstructured{}
-	nsExists := true
-	// The namespace is cluster-scoped and may not carry the inventory label yet: read
-	// it by name.
-	ns, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, d.Namespace, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		nsExists = false
-	} else if err != nil {
-		return nil, false, fmt.Errorf("get namespace %s: %w", d.Namespace, err)
-	}
+	nsExists := ns != nil
 
 	// Kinds rendered now, kinds recorded on the parent from earlier applies (they may
 	// hold objects to prune) and the parent itself.
@@ -398,7 +412,7 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 		g.Go(func() error { return listKind(gctx, gk) })
 	}
 	if err := g.Wait(); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	// Kinds only the parent remembers, found once the parent is read.
 	if parent := live[RefOf(d.Platform).key()]; parent != nil {
@@ -412,14 +426,14 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired) (map[string]*uns
 		if !known[gk] {
 			// ctx, not gctx: the group's context ends when Wait returns.
 			if err := listKind(ctx, gk); err != nil {
-				return nil, false, err
+				return nil, err
 			}
 		}
 	}
 	if nsExists {
 		live[RefOf(ns).key()] = ns
 	}
-	return live, nsExists, nil
+	return live, nil
 }
 
 // addDeletes adds a delete for every live inventory member the platform no longer

@@ -1,0 +1,41 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"fmt"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// VersionError refuses a change of the installed version that the release does not
+// allow: a downgrade, or a jump outside its upgrade path.
+type VersionError struct {
+	Platform  string
+	Installed string
+	Target    string
+	Err       error
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("platform %s runs version %s and the file asks for %s: %v; nothing was written (--force-version applies it anyway)",
+		e.Platform, e.Installed, e.Target, e.Err)
+}
+
+func (e *VersionError) Unwrap() error { return e.Err }
+
+// checkVersion applies the release's upgrade path to the move from the installed
+// version to the plan's.
+func checkVersion(p *plan.Plan, opts Options) error {
+	if opts.Release == nil || opts.ForceVersion || p.InstalledVersion == "" || p.InstalledVersion == p.Version {
+		return nil
+	}
+	if err := opts.Release.CanUpgrade(p.InstalledVersion); err != nil {
+		return &VersionError{Platform: p.Platform.Namespace + "/" + p.Platform.Name, Installed: p.InstalledVersion, Target: p.Version, Err: err}
+	}
+	return nil
+}
