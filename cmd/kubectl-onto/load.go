@@ -9,10 +9,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
 // loadedPlatform is a validated platform with the release its version names and the
@@ -23,8 +25,8 @@ type loadedPlatform struct {
 	Patches  []render.Patch
 }
 
-// loadPlatforms reads, defaults and validates every platform of filename and resolves
-// its release. Nothing talks to a cluster.
+// loadPlatforms reads, defaults and validates every platform of filename, gives it
+// its namespace and resolves its release. Nothing talks to a cluster.
 func (g *GlobalOptions) loadPlatforms(files FileFlags) ([]loadedPlatform, error) {
 	filename := files.Filename
 	var patches []render.Patch
@@ -39,11 +41,7 @@ func (g *GlobalOptions) loadPlatforms(files FileFlags) ([]loadedPlatform, error)
 		}
 		patches = append(patches, ps...)
 	}
-	v, err := g.Validator()
-	if err != nil {
-		return nil, err
-	}
-	platforms, err := v.LoadFile(filename, g.In)
+	platforms, err := g.readPlatforms(filename)
 	if err != nil {
 		return nil, err
 	}
@@ -77,4 +75,54 @@ func (g *GlobalOptions) loadPlatform(files FileFlags) (loadedPlatform, error) {
 // render renders lp with the release it names.
 func (lp loadedPlatform) render() ([]render.Plane, error) {
 	return render.Render(lp.Platform, render.Options{Release: lp.Release, Patches: lp.Patches})
+}
+
+// readPlatforms reads, defaults and validates every platform of filename and gives
+// those whose file names no namespace the one kubectl would use, refusing a file that
+// names another namespace than -n. It returns a *spec.Error when the file is invalid.
+func (g *GlobalOptions) readPlatforms(filename string) ([]*v1alpha1.OntoPlatform, error) {
+	v, err := g.Validator()
+	if err != nil {
+		return nil, err
+	}
+	platforms, err := v.LoadFile(filename, g.In)
+	if err != nil {
+		return nil, err
+	}
+	def, err := g.namespaceDefault(platforms)
+	if err != nil {
+		return nil, err
+	}
+	if err := spec.SetNamespaces(inputName(filename), platforms, def); err != nil {
+		return nil, err
+	}
+	return platforms, nil
+}
+
+// namespaceDefault is the namespace for platforms whose file names none: -n, else the
+// kubeconfig context's, else "default". The kubeconfig is read only when a platform
+// needs it, so that validate and render of a file naming its namespace work whatever
+// the kubeconfig holds, even a broken one.
+func (g *GlobalOptions) namespaceDefault(platforms []*v1alpha1.OntoPlatform) (spec.NamespaceDefault, error) {
+	// -n is read from the flag itself: ToRawKubeConfigLoader would load the kubeconfig
+	// files first, and fail on a missing --kubeconfig, before honouring it.
+	if ns := *g.ConfigFlags.Namespace; ns != "" {
+		return spec.NamespaceDefault{Namespace: ns, Explicit: true}, nil
+	}
+	if !slices.ContainsFunc(platforms, func(p *v1alpha1.OntoPlatform) bool { return p.Namespace == "" }) {
+		return spec.NamespaceDefault{}, nil
+	}
+	ns, err := g.currentNamespace()
+	if err != nil {
+		return spec.NamespaceDefault{}, err
+	}
+	return spec.NamespaceDefault{Namespace: ns}, nil
+}
+
+// inputName is how errors name the platform file.
+func inputName(filename string) string {
+	if filename == "-" {
+		return spec.StdinName
+	}
+	return filename
 }

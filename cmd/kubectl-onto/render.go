@@ -37,7 +37,11 @@ func NewCmdRender(g *GlobalOptions) *cobra.Command {
 		Long: `Render validates the file offline and prints every Kubernetes object of the
 platform in install order (tenancy, infrastructure, control, data, intelligence,
 gateway, observability), for review or for a GitOps tool. Generated Secrets carry no
-values: apply creates those in the cluster, once.`,
+values: apply creates those in the cluster, once.
+
+A platform whose file names no namespace renders into -n's, else the kubeconfig
+context's, else "default"; a file naming another namespace than -n is refused, as
+kubectl refuses it.`,
 		Example: `  kubectl onto render -f platform.yaml > platform.rendered.yaml
   kubectl onto render -f platform.yaml --plane control
   kubectl onto render -f platform.yaml -o json | jq '.items[].kind' | sort | uniq -c`,

@@ -34,7 +34,11 @@ func NewCmdValidate(g *GlobalOptions) *cobra.Command {
 		Long: `Validate decodes the file strictly (unknown fields and duplicate keys are errors),
 applies the CRD's defaults and checks it against the CRD's OpenAPI schema and CEL rules
 and the release catalog, all without a cluster. Every problem is reported at once, with
-its field path and line. Exits 1 when the file is invalid.`,
+its field path and line. Exits 1 when the file is invalid.
+
+A platform whose file names no namespace goes to -n's, else the kubeconfig context's,
+else "default"; a file naming another namespace than -n is refused, as kubectl refuses
+it.`,
 		Example: `  kubectl onto validate -f platform.yaml
   kubectl onto validate -f platform.yaml -o json | jq '.issues[].field'
   cat platform.yaml | kubectl onto validate -f -`,
@@ -59,15 +63,8 @@ func (o *ValidateOptions) Validate() error {
 
 // Run validates the file and prints the result; an invalid file exits 1.
 func (o *ValidateOptions) Run(_ context.Context) error {
-	v, err := o.Validator()
-	if err != nil {
-		return err
-	}
-	res := printers.ValidationResult{File: o.Filename}
-	if o.Filename == "-" {
-		res.File = spec.StdinName
-	}
-	platforms, err := v.LoadFile(o.Filename, o.In)
+	res := printers.ValidationResult{File: inputName(o.Filename)}
+	platforms, err := o.readPlatforms(o.Filename)
 	var invalid *spec.Error
 	switch {
 	case errors.As(err, &invalid):
