@@ -36,6 +36,8 @@ type ApplyFlags struct {
 	CrashLoopRestarts int32
 	// ForceVersion applies a downgrade or a version off the release's upgrade path.
 	ForceVersion bool
+	// Adopt makes existing objects of no platform with rendered names this platform's.
+	Adopt bool
 }
 
 // AddFlags registers the apply flags.
@@ -47,6 +49,7 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.DurationVar(&f.PlaneTimeout, "plane-timeout", 5*time.Minute, "How long each plane may take to become healthy")
 	flags.BoolVar(&f.Wait, "wait", true, "Wait for each plane to become healthy before starting the next")
 	flags.Int32Var(&f.CrashLoopRestarts, "crashloop-restarts", 3, "Fail a plane as soon as a pod of the new revision has crash-looped this many times (0: wait out --plane-timeout)")
+	flags.BoolVar(&f.Adopt, "adopt", false, "Make existing objects with rendered names that belong to no platform this platform's (they are then updated and pruned like its own)")
 	flags.BoolVar(&f.ForceVersion, "force-version", false, "Apply a version older than the installed one, or outside its release's upgrade path")
 }
 
@@ -54,7 +57,7 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 func (f *ApplyFlags) Options(action string) apply.Options {
 	o := apply.DefaultOptions()
 	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.PlaneTimeout, f.Wait, action
-	o.CrashLoopRestarts, o.ForceVersion = f.CrashLoopRestarts, f.ForceVersion
+	o.CrashLoopRestarts, o.ForceVersion, o.Adopt = f.CrashLoopRestarts, f.ForceVersion, f.Adopt
 	o.Holder = apply.DefaultHolder()
 	return o
 }
@@ -153,7 +156,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 	opts := o.ApplyFlags.Options("apply")
 	opts.Release = &lp.Release
 	if o.DryRun == "server" {
-		p, err := (&plan.Planner{Clients: clients}).Plan(ctx, d)
+		p, err := (&plan.Planner{Clients: clients, Adopt: opts.Adopt}).Plan(ctx, d)
 		if err != nil {
 			return err
 		}

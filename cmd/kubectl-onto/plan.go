@@ -26,6 +26,8 @@ type PlanOptions struct {
 	DetailedExitCode bool
 	// ShowUnchanged lists unchanged objects instead of counting them.
 	ShowUnchanged bool
+	// Adopt plans existing objects of no platform as updates, as apply --adopt would.
+	Adopt bool
 
 	format printers.Format
 }
@@ -54,6 +56,7 @@ it if the cluster changed since.`,
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
 	cmd.Flags().BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "Exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&o.ShowUnchanged, "show-unchanged", false, "List unchanged objects too")
+	cmd.Flags().BoolVar(&o.Adopt, "adopt", false, "Plan as apply --adopt would: existing objects of no platform are updates, not conflicts")
 	return cmd
 }
 
@@ -70,7 +73,7 @@ func (o *PlanOptions) Validate() error {
 
 // Run plans and prints.
 func (o *PlanOptions) Run(ctx context.Context) error {
-	p, _, err := o.makePlan(ctx, o.FileFlags)
+	p, _, err := o.makePlan(ctx, o.FileFlags, o.Adopt)
 	if err != nil {
 		return err
 	}
@@ -99,7 +102,7 @@ func (g *GlobalOptions) loadDesired(files FileFlags) (*plan.Desired, loadedPlatf
 }
 
 // makePlan loads the file (loadDesired), then plans it against the cluster.
-func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags) (*plan.Plan, *plan.Desired, error) {
+func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags, adopt bool) (*plan.Plan, *plan.Desired, error) {
 	d, _, err := g.loadDesired(files)
 	if err != nil {
 		return nil, nil, err
@@ -108,7 +111,7 @@ func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags) (*plan.Pl
 	if err != nil {
 		return nil, nil, err
 	}
-	planner := &plan.Planner{Clients: clients}
+	planner := &plan.Planner{Clients: clients, Adopt: adopt}
 	p, err := planner.Plan(ctx, d)
 	if err != nil {
 		return nil, nil, err

@@ -216,6 +216,23 @@ func (c *Cluster) Namespace(t testing.TB) string {
 	return ns.Name
 }
 
+// NewNamespaceName returns a unique namespace name that does not exist yet, for tests
+// of what creates a namespace; the namespace is deleted, if it exists, when the test
+// ends.
+func (c *Cluster) NewNamespaceName(t testing.TB) string {
+	t.Helper()
+	name := UniqueName(t, "n")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete namespace %s: %v", name, err)
+		}
+	})
+	return name
+}
+
 // UniqueName returns prefix, a short form of the test's name and a random
 // suffix, as a valid DNS label (at most 63 characters). Use it for
 // cluster-scoped objects (CRDs, ClusterRoles, Nodes), which tests running in

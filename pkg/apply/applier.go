@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,9 @@ import (
 type Options struct {
 	// ForceConflicts takes over fields other managers own instead of failing.
 	ForceConflicts bool
+	// Adopt makes live objects with a rendered name that belong to no platform this
+	// platform's, instead of failing.
+	Adopt bool
 	// Prune deletes inventory members the platform no longer renders.
 	Prune bool
 	// MaxDeletes refuses a plan that deletes more objects; negative means no limit.
@@ -114,20 +118,40 @@ func (e *ApplyError) Error() string {
 
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// ConflictError is returned before any write when the plan takes fields from other
-// managers and ForceConflicts is off.
+// ConflictError is returned before any write when the plan would take something that
+// is not this platform's: fields of other field managers (without ForceConflicts),
+// objects of another platform (always), objects of no platform (without Adopt).
 type ConflictError struct {
 	Changes []plan.Change
 }
 
 func (e *ConflictError) Error() string {
-	msg := "apply would take over fields owned by other field managers:"
+	var b strings.Builder
+	b.WriteString("apply would take over what is not this platform's; nothing was written:")
+	kinds := map[plan.ConflictKind]bool{}
 	for _, c := range e.Changes {
 		for _, cf := range c.Conflicts {
-			msg += fmt.Sprintf("\n  %s: %s (owned by %q)", c.Object, cf.Field, cf.Manager)
+			kinds[cf.Kind] = true
+			switch cf.Kind {
+			case plan.ConflictInventory:
+				fmt.Fprintf(&b, "\n  %s belongs to %s", c.Object, cf.Manager)
+			case plan.ConflictUnowned:
+				fmt.Fprintf(&b, "\n  %s exists and belongs to no platform", c.Object)
+			default:
+				fmt.Fprintf(&b, "\n  %s: %s is owned by field manager %q", c.Object, cf.Field, cf.Manager)
+			}
 		}
 	}
-	return msg + "\nnothing was written; re-run with --force-conflicts to take them over, or remove the other manager's changes"
+	if kinds[plan.ConflictInventory] {
+		b.WriteString("\nan object of another platform is never taken over: give this platform its own namespace, or uninstall the other one")
+	}
+	if kinds[plan.ConflictUnowned] {
+		b.WriteString("\nre-run with --adopt to make the existing objects this platform's (they are then updated, and pruned when no longer rendered), or delete them")
+	}
+	if kinds[plan.ConflictFieldManager] || kinds[""] {
+		b.WriteString("\nre-run with --force-conflicts to take the fields over, or remove the other manager's changes")
+	}
+	return b.String()
 }
 
 func (a *Applier) fieldManager() string {
@@ -157,7 +181,7 @@ func (a *Applier) logger() *slog.Logger {
 // it is not: apply means "this spec, healthy", so a retried failed run stays failed.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no
@@ -298,10 +322,32 @@ func (a *Applier) applyFoundation(ctx context.Context, d *plan.Desired, p *plan.
 			return false, &ApplyError{Plane: "tenancy", Object: ns.Object.String(), Err: err}
 		}
 		res.Applied++
+		if ns.Action == plan.ActionCreate {
+			if err := a.markCreated(ctx, ns.Object.Name, d.Platform.GetName()); err != nil {
+				return false, &ApplyError{Plane: "tenancy", Object: ns.Object.String(), Err: err}
+			}
+		}
 		done[ns.Object] = true
 		created = created || ns.Action == plan.ActionCreate
 	}
 	return created, nil
+}
+
+// CreatedByAnnotation marks a namespace that apply created for a platform (its value is
+// the platform's name): uninstall --delete-data deletes only such a namespace, never one
+// the user made beforehand.
+const CreatedByAnnotation = "onto.paas/created-by"
+
+// markCreated records on the namespace that this run created it. It is written by a
+// field manager of its own, with an update: later applies of the rendered namespace
+// (which does not carry it) must not remove it.
+func (a *Applier) markCreated(ctx context.Context, namespace, platform string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, CreatedByAnnotation, platform)
+	_, err := a.Clients.Kube.CoreV1().Namespaces().Patch(ctx, namespace, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: a.fieldManager() + "-created-by"})
+	if err != nil {
+		return fmt.Errorf("record that the namespace was created for the platform: %w", err)
+	}
+	return nil
 }
 
 // applyAll writes a plan with changes: the parent, the planes in order (each waited
@@ -419,13 +465,20 @@ func Preflight(p *plan.Plan, opts Options) error {
 	if opts.MaxDeletes >= 0 && opts.Prune && p.Summary.Delete > opts.MaxDeletes {
 		return fmt.Errorf("the plan deletes %d objects, more than --max-deletes=%d; nothing was written (review it with `kubectl onto plan`)", p.Summary.Delete, opts.MaxDeletes)
 	}
-	if opts.ForceConflicts {
-		return nil
-	}
 	var conflicted []plan.Change
 	for _, pl := range p.Planes {
 		for _, c := range pl.Changes {
-			if len(c.Conflicts) > 0 {
+			var blocking []plan.Conflict
+			for _, cf := range c.Conflicts {
+				switch {
+				case cf.Kind == plan.ConflictUnowned && opts.Adopt:
+				case (cf.Kind == plan.ConflictFieldManager || cf.Kind == "") && opts.ForceConflicts:
+				default:
+					blocking = append(blocking, cf)
+				}
+			}
+			if len(blocking) > 0 {
+				c.Conflicts = blocking
 				conflicted = append(conflicted, c)
 			}
 		}
@@ -462,22 +515,13 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 			}
 		}
 		a.emit(Event{Type: EventPlaneStarted, Plane: pl.Name, Message: fmt.Sprintf("%d to write", len(writes))})
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(plan.DefaultConcurrency)
-		for _, c := range writes {
-			g.Go(func() error {
-				if err := a.applyOne(gctx, c, opts); err != nil {
-					return &ApplyError{Plane: pl.Name, Object: c.Object.String(), Err: err}
-				}
-				a.emit(Event{Type: EventObjectApplied, Plane: pl.Name, Object: c.Object.String(), Action: c.Action})
-				return nil
-			})
+		for _, wave := range writeWaves(writes) {
+			if err := a.applyWave(ctx, pl.Name, wave, opts); err != nil {
+				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
+				return err
+			}
+			res.Applied += len(wave)
 		}
-		if err := g.Wait(); err != nil {
-			a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
-			return err
-		}
-		res.Applied += len(writes)
 		if opts.Wait {
 			if err := a.waitPlane(ctx, d, pl.Name, opts, false); err != nil {
 				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
@@ -487,6 +531,48 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 		a.emit(Event{Type: EventPlaneReady, Plane: pl.Name})
 	}
 	return nil
+}
+
+// applyWave writes changes concurrently and stops at the first error.
+func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Change, opts Options) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(plan.DefaultConcurrency)
+	for _, c := range wave {
+		g.Go(func() error {
+			if err := a.applyOne(gctx, c, opts); err != nil {
+				return &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
+			}
+			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action})
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// writeWaves splits a plane's writes into waves written one after the other: what pods
+// reference (ServiceAccounts, Secrets, ConfigMaps, Services...), then the workloads,
+// then what refers to the workloads (autoscalers, disruption budgets). Within a wave
+// writes run concurrently; across waves a pod never races its ServiceAccount or its
+// new ConfigMap.
+func writeWaves(writes []plan.Change) [][]plan.Change {
+	var waves [3][]plan.Change
+	for _, c := range writes {
+		i := 0
+		switch c.Object.Kind {
+		case health.KindDeployment, health.KindStatefulSet:
+			i = 1
+		case "HorizontalPodAutoscaler", "PodDisruptionBudget":
+			i = 2
+		}
+		waves[i] = append(waves[i], c)
+	}
+	var out [][]plan.Change
+	for _, w := range waves {
+		if len(w) > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // applyOne writes one create or update: server-side apply, or for a generated Secret a

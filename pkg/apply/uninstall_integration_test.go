@@ -215,15 +215,24 @@ func TestUninstallDeleteData(t *testing.T) {
 		name string
 		// foreign adds an object the platform does not own, which must keep the
 		// namespace.
-		foreign       bool
+		foreign bool
+		// existing: the namespace was made before the install, not by apply.
+		existing      bool
 		namespaceGone bool
 	}{
 		{name: "namespace holds only the platform", namespaceGone: true},
 		{name: "namespace holds a foreign object", foreign: true},
+		{name: "namespace made beforehand", existing: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := installMinimal(t)
+			var f *uninstallFixture
+			if tc.existing {
+				f = installMinimal(t)
+			} else {
+				c, clients, p := ontotest.InstallExampleNewNamespace(t, "minimal.yaml")
+				f = &uninstallFixture{cluster: c, clients: clients, platform: p, ns: p.Namespace}
+			}
 			if tc.foreign {
 				f.foreignConfigMap(t)
 			}

@@ -192,6 +192,8 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 		switch {
 		case !opts.DeleteData:
 			p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(nsObj), Reason: "the platform's namespace is kept unless --delete-data"})
+		case nsObj.GetAnnotations()[CreatedByAnnotation] != name:
+			p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(nsObj), Reason: "the namespace existed before the platform was installed (apply did not create it): delete it yourself if nothing else needs it"})
 		default:
 			foreign, err := a.foreignObjects(ctx, ns, id, name)
 			if err != nil {

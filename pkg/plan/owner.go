@@ -92,3 +92,8 @@ func platformOwners(live map[string]*unstructured.Unstructured) map[string]strin
 	}
 	return out
 }
+
+func isNamespace(obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	return gvk.Group == "" && gvk.Kind == "Namespace"
+}

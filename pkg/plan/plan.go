@@ -79,12 +79,30 @@ type FieldChange struct {
 	New  any    `json:"new,omitempty"`
 }
 
-// Conflict is a field owned by another manager.
+// Conflict is something of the live object this apply would take from someone else.
 type Conflict struct {
-	Field   string `json:"field"`
-	Manager string `json:"manager"`
-	Message string `json:"message,omitempty"`
+	// Kind says whose it is, and so what may take it over.
+	Kind    ConflictKind `json:"kind,omitempty"`
+	Field   string       `json:"field"`
+	Manager string       `json:"manager"`
+	Message string       `json:"message,omitempty"`
 }
+
+// ConflictKind says what a conflict is over.
+type ConflictKind string
+
+// Conflict kinds.
+const (
+	// ConflictFieldManager: a field another server-side apply manager owns;
+	// --force-conflicts takes it over.
+	ConflictFieldManager ConflictKind = "field-manager"
+	// ConflictInventory: the object is another platform's. Nothing takes it over: two
+	// platforms cannot share an object.
+	ConflictInventory ConflictKind = "inventory"
+	// ConflictUnowned: the object exists but belongs to no platform (made by hand or by
+	// another tool); --adopt makes it this platform's, and so prunable.
+	ConflictUnowned ConflictKind = "unowned"
+)
 
 // ObjectRef names an object.
 type ObjectRef struct {

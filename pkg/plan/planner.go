@@ -42,6 +42,9 @@ type Planner struct {
 	FieldManager string
 	// Concurrency of dry-runs; DefaultConcurrency when 0.
 	Concurrency int
+	// Adopt takes over live objects with a rendered name that belong to no platform,
+	// instead of reporting them as conflicts.
+	Adopt bool
 }
 
 // Plan compares d with the cluster: one server-side apply dry-run per object, one list
@@ -261,9 +264,21 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 			owner = "platform " + owner
 		}
 		conflicts = append(conflicts, Conflict{
+			Kind:    ConflictInventory,
 			Field:   "metadata.labels[" + inventory.PartOfLabel + "]",
 			Manager: owner,
 			Message: "the object belongs to another platform's inventory",
+		})
+	}
+	// An object of the same name that nobody's inventory holds was made by hand or by
+	// another tool: taking it silently would make it prunable later. The namespace is
+	// the exception: creating it beforehand is the usual way to set it up.
+	if live.GetLabels()[inventory.PartOfLabel] == "" && inventoryID != "" && !pl.Adopt && !isNamespace(obj) {
+		conflicts = append(conflicts, Conflict{
+			Kind:    ConflictUnowned,
+			Field:   "metadata.labels[" + inventory.PartOfLabel + "]",
+			Manager: "no platform",
+			Message: "the object exists and belongs to no platform (made by hand or by another tool); --adopt makes it this platform's",
 		})
 	}
 	if apierrors.IsConflict(err) {
@@ -341,21 +356,21 @@ var conflictManager = regexp.MustCompile(`conflict with "([^"]+)"`)
 func conflictsOf(err error) []Conflict {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) || status.Status().Details == nil {
-		return []Conflict{{Message: err.Error()}}
+		return []Conflict{{Kind: ConflictFieldManager, Message: err.Error()}}
 	}
 	var out []Conflict
 	for _, cause := range status.Status().Details.Causes {
 		if cause.Type != metav1.CauseTypeFieldManagerConflict {
 			continue
 		}
-		c := Conflict{Field: cause.Field, Message: cause.Message}
+		c := Conflict{Kind: ConflictFieldManager, Field: cause.Field, Message: cause.Message}
 		if m := conflictManager.FindStringSubmatch(cause.Message); m != nil {
 			c.Manager = m[1]
 		}
 		out = append(out, c)
 	}
 	if len(out) == 0 {
-		out = append(out, Conflict{Message: err.Error()})
+		out = append(out, Conflict{Kind: ConflictFieldManager, Message: err.Error()})
 	}
 	return out
 }

@@ -69,7 +69,7 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	}
 	b.WriteString(".\n")
 	if s.Conflicts > 0 {
-		b.WriteString("Fields owned by another manager make apply fail; --force-conflicts takes them over.\n")
+		b.WriteString(conflictAdvice(p))
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
@@ -92,19 +92,52 @@ func changeLines(c plan.Change, t *Terminal) []string {
 		lines = append(lines, fmt.Sprintf("      %s: %s → %s", f.Path, formatValue(f.Old), formatValue(f.New)))
 	}
 	for _, cf := range c.Conflicts {
-		who := cf.Manager
-		if who == "" {
-			who = "another manager"
-		} else {
-			who = fmt.Sprintf("%q", who)
+		var line string
+		switch cf.Kind {
+		case plan.ConflictInventory:
+			line = "! conflict: the object belongs to " + cf.Manager
+		case plan.ConflictUnowned:
+			line = "! conflict: the object exists and belongs to no platform"
+		default:
+			who := cf.Manager
+			if who == "" {
+				who = "another manager"
+			} else {
+				who = fmt.Sprintf("%q", who)
+			}
+			field := cf.Field
+			if field == "" {
+				field = cf.Message
+			}
+			line = fmt.Sprintf("! conflict: %s is owned by %s", field, who)
 		}
-		field := cf.Field
-		if field == "" {
-			field = cf.Message
-		}
-		lines = append(lines, "      "+t.Fail.Render(fmt.Sprintf("! conflict: %s is owned by %s", field, who)))
+		lines = append(lines, "      "+t.Fail.Render(line))
 	}
 	return lines
+}
+
+// conflictAdvice says, once per kind of conflict in p, what apply will do and the way
+// out.
+func conflictAdvice(p *plan.Plan) string {
+	kinds := map[plan.ConflictKind]bool{}
+	for _, pl := range p.Planes {
+		for _, c := range pl.Changes {
+			for _, cf := range c.Conflicts {
+				kinds[cf.Kind] = true
+			}
+		}
+	}
+	var b strings.Builder
+	if kinds[plan.ConflictFieldManager] || kinds[""] {
+		b.WriteString("Fields owned by another manager make apply fail; --force-conflicts takes them over.\n")
+	}
+	if kinds[plan.ConflictUnowned] {
+		b.WriteString("Objects that belong to no platform make apply fail; --adopt makes them this platform's.\n")
+	}
+	if kinds[plan.ConflictInventory] {
+		b.WriteString("Objects of another platform make apply fail; they are never taken over.\n")
+	}
+	return b.String()
 }
 
 // formatValue prints a field value compactly on one line; absent values print as

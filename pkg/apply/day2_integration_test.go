@@ -1,0 +1,378 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+)
+
+// chaosPatch puts a simulated failure into the pod template of a Deployment.
+func chaosPatch(t *testing.T, deployment string, mode testcluster.ChaosMode) render.Patch {
+	t.Helper()
+	ps, err := render.LoadPatches("chaos", fmt.Appendf(nil, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+spec:
+  template:
+    metadata:
+      labels:
+        %s: %s
+`, deployment, testcluster.ChaosLabel, mode))
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("chaos patch: %v", err)
+	}
+	return ps[0]
+}
+
+// applyCtx is apply with a caller's context and observer.
+func (e *env) applyCtx(ctx context.Context, opts apply.Options, observe func(apply.Event)) error {
+	e.t.Helper()
+	a := &apply.Applier{Clients: e.clients, Now: time.Now, Observer: observe}
+	_, err := a.Apply(ctx, e.desired(), opts)
+	return err
+}
+
+// TestApplyConvergesAfterPartialRun (issue 7.1): a run that wrote its objects but did
+// not prune (--prune=false, Ctrl-C after a plane, a crash) leaves deletes pending while
+// the parent is unchanged; the next run must apply them, not fail on the parent.
+func TestApplyConvergesAfterPartialRun(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+
+	// Renames every hashed ConfigMap: creates and deletes in every plane.
+	e.platform.Spec.Observability.Logging.Level = "DEBUG"
+	noPrune := testOptions()
+	noPrune.Prune = false
+	if _, err := e.apply(noPrune); err != nil {
+		t.Fatalf("apply --prune=false: %v", err)
+	}
+	p := e.plan(e.desired())
+	if len(changesOf(p, plan.ActionDelete)) == 0 || p.Plane(plan.PlatformPlane).Changes[1].Action != plan.ActionUnchanged {
+		t.Fatalf("after --prune=false: %+v; want pending deletes and an unchanged parent", p.Summary)
+	}
+	for range 2 { // the re-run, and once more: both converge
+		if _, err := e.apply(testOptions()); err != nil {
+			t.Fatalf("re-run after --prune=false: %v", err)
+		}
+	}
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("plan after the re-run: %+v", p.Summary)
+	}
+
+	// Ctrl-C once the first plane is healthy, during a change of every plane.
+	e.platform.Spec.Observability.Logging.Level = "WARN"
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	err := e.applyCtx(ctx, testOptions(), func(ev apply.Event) {
+		if ev.Type == apply.EventPlaneReady {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted apply = %v, want context canceled", err)
+	}
+	if p := e.plan(e.desired()); !p.HasChanges() {
+		t.Fatal("the interrupted apply finished everything; the test interrupts nothing")
+	}
+	if _, err := e.apply(testOptions()); err != nil {
+		t.Fatalf("re-run after Ctrl-C: %v", err)
+	}
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("plan after the re-run: %+v", p.Summary)
+	}
+	if st := e.getPlatform().Status; st.Phase != v1alpha1.PhaseRunning {
+		t.Fatalf("phase after the re-run = %s, want Running", st.Phase)
+	}
+}
+
+// TestRetriedFailedApplyStillFails (issue 7.2): apply means "this spec, healthy": a
+// re-run with nothing to write still waits for health, fails when the platform is not
+// healthy, and records that, so a CI retry cannot turn a failed deploy green.
+func TestRetriedFailedApplyStillFails(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
+	opts := testOptions()
+	opts.PlaneTimeout = 8 * time.Second
+	for run := range 2 {
+		_, err := e.apply(opts)
+		var ae *apply.ApplyError
+		if !errors.As(err, &ae) || ae.Plane != "gateway" || !strings.Contains(ae.Object, "gateway") {
+			t.Fatalf("run %d: apply = %v, want the gateway plane to fail", run+1, err)
+		}
+		st := e.getPlatform().Status
+		if st.Phase != v1alpha1.PhaseError || meta(st, v1alpha1.ConditionReady) != metav1.ConditionFalse {
+			t.Fatalf("run %d: phase %s, Ready %s; want Error and False", run+1, st.Phase, meta(st, v1alpha1.ConditionReady))
+		}
+	}
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("the second run had changes to write (%+v): it did not test the no-change path", p.Summary)
+	}
+
+	// Fixed: the same path turns green.
+	e.patches = nil
+	e.mustConverge()
+	if st := e.getPlatform().Status; st.Phase != v1alpha1.PhaseRunning {
+		t.Fatalf("phase after the fix = %s, want Running", st.Phase)
+	}
+}
+
+func meta(st v1alpha1.OntoPlatformStatus, typ string) metav1.ConditionStatus {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c.Status
+		}
+	}
+	return metav1.ConditionUnknown
+}
+
+// TestApplyCrashLoopFailsEarly (issue 7.9): a crash-looping new pod is shown as it
+// appears, and the plane fails once it has restarted --crashloop-restarts times, not
+// at the end of the plane timeout.
+func TestApplyCrashLoopFailsEarly(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosCrashLoop)}
+	opts := testOptions()
+	opts.PlaneTimeout = 3 * time.Minute
+	opts.CrashLoopRestarts = 2
+	var mu sync.Mutex
+	var shown []apply.Event
+	start := time.Now()
+	err := e.applyCtx(t.Context(), opts, func(ev apply.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.Type == apply.EventWaiting && strings.Contains(ev.Message, "CrashLoopBackOff") {
+			shown = append(shown, ev)
+		}
+	})
+	took := time.Since(start)
+	var ae *apply.ApplyError
+	if !errors.As(err, &ae) || ae.Plane != "gateway" || !strings.Contains(err.Error(), "crash-looping") || !strings.Contains(err.Error(), "CrashLoopBackOff") {
+		t.Fatalf("apply = %v, want the gateway plane to fail on the crash loop", err)
+	}
+	if took >= opts.PlaneTimeout {
+		t.Fatalf("apply failed after %s: it waited out the plane timeout (%s)", took, opts.PlaneTimeout)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(shown) == 0 || !strings.Contains(shown[0].Object, "gateway") || !strings.Contains(shown[0].Message, "restarts") {
+		t.Fatalf("progress showed no CrashLoopBackOff of a gateway pod before the failure: %+v", shown)
+	}
+}
+
+// TestApplyRunsUnderTheLock (issue 7.3): even with nothing to write, a run takes the
+// lock first: while another run holds it, it fails at once and writes no status.
+func TestApplyRunsUnderTheLock(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	before := e.getPlatform()
+	leases := e.cluster.Kube.CoordinationV1().Leases(e.platform.Namespace)
+	now := metav1.NewMicroTime(time.Now())
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: apply.LockName(e.platform.Name), Namespace: e.platform.Namespace},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ci-job-42"), LeaseDurationSeconds: ptr.To[int32](60), RenewTime: &now},
+	}
+	if _, err := leases.Create(t.Context(), lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.writes.Store(0)
+	_, err := e.apply(testOptions())
+	var locked *apply.LockedError
+	if !errors.As(err, &locked) || locked.Holder != "ci-job-42" {
+		t.Fatalf("no-change apply under a held lock = %v, want a LockedError naming ci-job-42", err)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("a refused run sent %d writes, want 0", n)
+	}
+	if after := e.getPlatform(); after.ResourceVersion != before.ResourceVersion {
+		t.Fatalf("the OntoPlatform changed (resourceVersion %s → %s) under another run's lock", before.ResourceVersion, after.ResourceVersion)
+	}
+}
+
+// TestApplyLostLockNamesTheHolder (issue 7.3): a run whose lease is taken over stops
+// with "lost the lock to HOLDER", not "context canceled".
+func TestApplyLostLockNamesTheHolder(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
+	opts := testOptions()
+	opts.LockTTL = 3 * time.Second
+	opts.PlaneTimeout = time.Minute
+	leases := e.cluster.Kube.CoordinationV1().Leases(e.platform.Namespace)
+	var once sync.Once
+	err := e.applyCtx(t.Context(), opts, func(ev apply.Event) {
+		if ev.Type != apply.EventPlaneStarted || ev.Plane != "gateway" {
+			return
+		}
+		once.Do(func() {
+			// Another run takes the lease over, as after this run stalled past its TTL.
+			l, err := leases.Get(context.Background(), apply.LockName(e.platform.Name), metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("get lease: %v", err)
+				return
+			}
+			l.Spec.HolderIdentity = ptr.To("kubectl-onto@other-host/7")
+			if _, err := leases.Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("take over lease: %v", err)
+			}
+		})
+	})
+	var lost *apply.LostError
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "lost the lock to kubectl-onto@other-host/7") {
+		t.Fatalf("apply after losing its lease = %v, want a LostError naming the new holder", err)
+	}
+	if strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("error %q says context canceled", err)
+	}
+}
+
+// TestApplyRefusesDowngrade (issue 7.4): the installed version only moves along the
+// release's upgrade path unless forced.
+func TestApplyRefusesDowngrade(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	cat, err := release.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := func(v string) *release.Release {
+		r, err := cat.Get(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	e.platform.Spec.Version = "1.6.0"
+	opts := testOptions()
+	opts.Release = rel("1.6.0")
+	if _, err := e.apply(opts); err != nil {
+		t.Fatal(err)
+	}
+	e.platform.Spec.Version = "1.5.0"
+	opts.Release = rel("1.5.0")
+	e.writes.Store(0)
+	_, err = e.apply(opts)
+	var ve *apply.VersionError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "1.6.0") || !strings.Contains(err.Error(), "1.5.0") || !strings.Contains(err.Error(), "--force-version") {
+		t.Fatalf("apply of 1.5.0 over 1.6.0 = %v, want a VersionError naming both and --force-version", err)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("a refused downgrade sent %d writes", n)
+	}
+	if st := e.getPlatform().Status; st.Version != "1.6.0" {
+		t.Fatalf("installed version after a refused downgrade = %s", st.Version)
+	}
+	opts.ForceVersion = true
+	if _, err := e.apply(opts); err != nil {
+		t.Fatalf("apply --force-version: %v", err)
+	}
+	if st := e.getPlatform().Status; st.Version != "1.5.0" {
+		t.Fatalf("installed version after a forced downgrade = %s", st.Version)
+	}
+}
+
+// TestSavedPlanWithDeletes (issue 7.6): a saved plan that prunes applies whole; its
+// parent's second write carries no stale resourceVersion.
+func TestSavedPlanWithDeletes(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.platform.Spec.Gateway.Ingress = &v1alpha1.IngressSpec{Enabled: true, Host: "onto.example.com"}
+	e.mustApply()
+	e.platform.Spec.Gateway.Ingress = nil
+	saved := e.plan(e.desired())
+	if len(changesOf(saved, plan.ActionDelete)) == 0 {
+		t.Fatal("the saved plan deletes nothing")
+	}
+	opts := testOptions()
+	opts.Saved, opts.Preconditions = saved, true
+	if _, err := e.apply(opts); err != nil {
+		t.Fatalf("apply of a saved plan with deletes: %v", err)
+	}
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("plan after the saved plan: %+v", p.Summary)
+	}
+}
+
+// TestSecondPlatformInANamespace (issue 7.8): a second platform in a namespace is
+// refused before any dry-run, naming the platform that owns it.
+func TestSecondPlatformInANamespace(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	other := e.platform.DeepCopy()
+	other.Name = "second"
+	d := ontotest.Desired(t, other)
+	_, err := (&plan.Planner{Clients: e.clients}).Plan(t.Context(), d)
+	var fe *plan.ForeignNamespaceError
+	owner := e.platform.Namespace + "/" + e.platform.Name
+	if !errors.As(err, &fe) || fe.Owner != owner || !strings.Contains(err.Error(), "platform "+owner) {
+		t.Fatalf("plan of a second platform = %v, want a ForeignNamespaceError naming %s", err, owner)
+	}
+	if strings.Contains(err.Error(), "immutable") || strings.Contains(err.Error(), "--force-conflicts") {
+		t.Fatalf("error %q", err)
+	}
+	e.writes.Store(0)
+	_, err = (&apply.Applier{Clients: e.clients, Now: time.Now}).Apply(t.Context(), d, testOptions())
+	if !errors.As(err, &fe) {
+		t.Fatalf("apply of a second platform = %v, want a ForeignNamespaceError", err)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("a refused second platform sent %d writes", n)
+	}
+}
+
+// TestUninstallReleasesKeptNamespace (issue 7.7): a namespace kept by uninstall leaves
+// the inventory, so the next platform there installs without a conflict.
+func TestUninstallReleasesKeptNamespace(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	a := &apply.Applier{Clients: e.clients, Now: time.Now}
+	if _, err := a.Uninstall(t.Context(), e.platform.Namespace, e.platform.Name, apply.UninstallOptions{Holder: "test", LockTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := e.cluster.Kube.CoreV1().Namespaces().Get(t.Context(), e.platform.Namespace, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("kept namespace: %v", err)
+	}
+	if id, ok := ns.Labels[inventory.PartOfLabel]; ok {
+		t.Fatalf("kept namespace still carries %s=%s", inventory.PartOfLabel, id)
+	}
+	e.platform.Name = "next"
+	e.mustConverge()
+}
+
+// TestApplyWithoutWaitRecordsProgressing: --wait=false records a rollout in progress,
+// not a degraded platform.
+func TestApplyWithoutWaitRecordsProgressing(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
+	opts := testOptions()
+	opts.Wait = false
+	if _, err := e.apply(opts); err != nil {
+		t.Fatalf("apply --wait=false: %v", err)
+	}
+	st := e.getPlatform().Status
+	if st.Phase == v1alpha1.PhaseDegraded || st.Phase == v1alpha1.PhaseError || meta(st, v1alpha1.ConditionProgressing) != metav1.ConditionTrue {
+		t.Fatalf("after --wait=false: phase %s, Progressing %s; want a rollout in progress", st.Phase, meta(st, v1alpha1.ConditionProgressing))
+	}
+}
