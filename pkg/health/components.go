@@ -30,8 +30,11 @@ const (
 const observeConcurrency = 8
 
 // ObserveComponents reads each desired workload from the cluster, concurrently, and
-// reports its readiness as the status of the component it runs, in the order of
-// workloads. A missing workload is reported as not ready, not as an error.
+// reports the status of the component it runs, in the order of workloads, by the
+// rules `kubectl onto status` applies (see Expectation). workloads may hold every
+// rendered object: a HorizontalPodAutoscaler among them gives the workload it scales
+// its floor, and other kinds are skipped. A missing workload is reported as not
+// installed, not as an error.
 func ObserveComponents(ctx context.Context, c *kube.Clients, workloads []*unstructured.Unstructured) ([]v1alpha1.ComponentStatus, error) {
 	var ws []*unstructured.Unstructured
 	for _, w := range workloads {
@@ -39,67 +42,79 @@ func ObserveComponents(ctx context.Context, c *kube.Clients, workloads []*unstru
 			ws = append(ws, w)
 		}
 	}
-	out := make([]v1alpha1.ComponentStatus, len(ws))
+	lives := make([]*unstructured.Unstructured, len(ws))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(observeConcurrency)
 	for i, w := range ws {
 		g.Go(func() (err error) {
-			out[i], err = observeComponent(gctx, c, w)
+			lives[i], err = getLive(gctx, c, w)
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if len(out) == 0 {
-		return nil, nil
+	byDesired := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ws))
+	for i, w := range ws {
+		byDesired[w] = lives[i]
 	}
-	return out, nil
+	return ComponentStatuses(workloads, func(d *unstructured.Unstructured) *unstructured.Unstructured { return byDesired[d] }), nil
 }
 
-// observeComponent reads one workload and reports its component's status.
-func observeComponent(ctx context.Context, c *kube.Clients, w *unstructured.Unstructured) (v1alpha1.ComponentStatus, error) {
-	cs := v1alpha1.ComponentStatus{
-		Name:  componentName(w),
-		Plane: w.GetLabels()[planeLabel],
-		Kind:  w.GetKind(),
+// ComponentStatuses is ObserveComponents once the reads are done: live returns the
+// live counterpart of a desired workload, nil when it does not exist. It returns nil
+// when objects hold no workload.
+func ComponentStatuses(objects []*unstructured.Unstructured, live func(desired *unstructured.Unstructured) *unstructured.Unstructured) []v1alpha1.ComponentStatus {
+	floors := autoscalerFloors(objects)
+	var out []v1alpha1.ComponentStatus
+	for _, d := range objects {
+		if !IsWorkload(d) {
+			continue
+		}
+		e := ExpectWorkload(d)
+		if floor, ok := floors[d.GetKind()+"/"+d.GetName()]; ok && e.Replicas == nil {
+			e.MinReplicas = floor
+		}
+		if l := live(d); l != nil {
+			out = append(out, ComponentStatusOf(l, e))
+		} else {
+			out = append(out, MissingComponentStatus(ComponentName(d), d.GetKind(), e))
+		}
 	}
+	return out
+}
+
+// autoscalerFloors maps "Kind/name" of each workload a HorizontalPodAutoscaler of
+// objects scales to the autoscaler's minReplicas (one when unset, its API default).
+func autoscalerFloors(objects []*unstructured.Unstructured) map[string]int32 {
+	out := map[string]int32{}
+	for _, o := range objects {
+		if o.GroupVersionKind().Group != "autoscaling" || o.GetKind() != "HorizontalPodAutoscaler" {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "kind")
+		name, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "name")
+		floor, found, _ := unstructured.NestedInt64(o.Object, "spec", "minReplicas")
+		if !found {
+			floor = 1
+		}
+		out[kind+"/"+name] = int32(floor)
+	}
+	return out
+}
+
+// getLive reads the live counterpart of desired workload w; nil when it does not exist.
+func getLive(ctx context.Context, c *kube.Clients, w *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ri, err := c.Resource(w)
 	if err != nil {
-		return cs, err
+		return nil, err
 	}
 	live, err := ri.Get(ctx, w.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		cs.Message = "not installed"
-		cs.DesiredReplicas, _ = Replicas(w)
-		return cs, nil
+		return nil, nil
 	}
 	if err != nil {
-		return cs, fmt.Errorf("get %s: %w", kube.Ref(w), err)
+		return nil, fmt.Errorf("get %s: %w", kube.Ref(w), err)
 	}
-	cs.DesiredReplicas, cs.ReadyReplicas = Replicas(live)
-	cs.Version = live.GetLabels()[versionLabel]
-	r := Check(live)
-	cs.Ready = r.Ready
-	if !r.Ready {
-		cs.Message = r.Message
-	}
-	return cs, nil
-}
-
-func componentName(w *unstructured.Unstructured) string {
-	if n := w.GetLabels()[nameLabel]; n != "" {
-		return n
-	}
-	return w.GetName()
-}
-
-// CountReady returns how many components are ready, of how many.
-func CountReady(cs []v1alpha1.ComponentStatus) (ready, total int) {
-	for _, c := range cs {
-		if c.Ready {
-			ready++
-		}
-	}
-	return ready, len(cs)
+	return live, nil
 }

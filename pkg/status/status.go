@@ -114,7 +114,7 @@ type observation struct {
 	// placeholder with the name and kind it would have.
 	targets []*unstructured.Unstructured
 	// expect is the spec's expectation of each target, by kind/name.
-	expect map[string]expectation
+	expect map[string]health.Expectation
 }
 
 // Observe reports the platform name in namespace; an empty name means the only
@@ -174,7 +174,7 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 	}
 	sort.SliceStable(r.Conditions, func(i, j int) bool { return conditionRank(r.Conditions[i].Type) < conditionRank(r.Conditions[j].Type) })
 
-	obs := &observation{report: r, platform: p, expect: map[string]expectation{}}
+	obs := &observation{report: r, platform: p, expect: map[string]health.Expectation{}}
 	spec := map[string]v1alpha1.Component{}
 	for _, c := range p.Spec.Components() {
 		if c.Enabled() {
@@ -183,28 +183,23 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 	}
 	seen := map[string]bool{}
 	for _, w := range live {
-		name := componentName(w)
-		exp := expectation{version: p.Spec.Version}
-		if c, ok := spec[name]; ok {
-			exp.component, exp.inSpec = c, true
-			seen[name] = true
+		exp, inSpec := expectation(p, spec, w)
+		if inSpec {
+			seen[health.ComponentName(w)] = true
 		}
 		obs.targets = append(obs.targets, w)
 		obs.expect[key(w)] = exp
-		r.Components = append(r.Components, componentStatus(w, exp))
+		r.Components = append(r.Components, component(health.ComponentStatusOf(w, exp), w.GetName()))
 	}
 	for _, c := range p.Spec.Components() {
 		if !c.Enabled() || seen[c.Name] {
 			continue
 		}
-		exp := expectation{component: c, inSpec: true, version: p.Spec.Version}
+		exp := health.ExpectComponent(c, p.Spec.Version)
 		ph := placeholder(p.Namespace, c)
 		obs.targets = append(obs.targets, ph)
 		obs.expect[key(ph)] = exp
-		r.Components = append(r.Components, Component{
-			Name: c.Name, Plane: string(c.Plane), Kind: ph.GetKind(), Workload: ph.GetName(),
-			DesiredReplicas: c.DesiredReplicas(), Message: "not installed",
-		})
+		r.Components = append(r.Components, component(health.MissingComponentStatus(c.Name, ph.GetKind(), exp), ph.GetName()))
 	}
 	sort.SliceStable(r.Components, func(i, j int) bool {
 		a, b := r.Components[i], r.Components[j]

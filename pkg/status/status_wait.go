@@ -60,7 +60,7 @@ func (o *Observer) Wait(ctx context.Context, namespace, name string, onUpdate fu
 		return nil
 	}
 	w := &health.Waiter{Dynamic: o.Clients.Dynamic, Check: func(live *unstructured.Unstructured) health.Ready {
-		return obs.expect[key(live)].check(live)
+		return obs.expect[key(live)].Check(live)
 	}}
 	err = w.Wait(ctx, obs.targets, o.resourceOf, onUpdate)
 	var nr *health.NotReadyError
