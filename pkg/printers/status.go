@@ -61,14 +61,24 @@ func (v StatusView) WriteText(out io.Writer, t *Terminal) error {
 	}
 	fmt.Fprintf(&b, "  Ready:       %s\n", ready)
 
-	b.WriteString("\n" + t.Header.Render("Conditions") + "\n")
+	// Conditions are what the last run wrote, the rest of the view is live: say so,
+	// or a recorded "13/13 components ready" reads as contradicting the live count.
+	header := "Conditions"
+	if r.ConditionsRecordedAt != nil {
+		header += fmt.Sprintf(" (recorded by the last run, %s ago)", age(now, r.ConditionsRecordedAt.Time))
+	}
+	b.WriteString("\n" + t.Header.Render(header) + "\n")
 	if len(r.Conditions) == 0 {
 		b.WriteString("  " + t.Faint.Render("(none recorded)") + "\n")
 	} else {
 		rows := [][]cell{{{s: "TYPE"}, {s: "STATUS"}, {s: "REASON"}, {s: "AGE"}, {s: "MESSAGE"}}}
 		for _, c := range r.Conditions {
+			msg := cell{s: c.Message}
+			if c.LiveDisagrees {
+				msg = cell{s: strings.TrimSpace(fmt.Sprintf("%s (recorded; live: %s ready)", c.Message, r.ReadyComponents)), style: t.Warn.Render}
+			}
 			rows = append(rows, []cell{{s: c.Type}, {s: c.Status, style: conditionStyle(t, c.Type, c.Status)}, {s: c.Reason},
-				{s: age(now, c.LastTransitionTime.Time)}, {s: c.Message}})
+				{s: age(now, c.LastTransitionTime.Time)}, msg})
 		}
 		writeTable(&b, rows)
 	}

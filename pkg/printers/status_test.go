@@ -26,6 +26,7 @@ func TestStatusView(t *testing.T) {
 	ready := func(name, plane, kind string, n int32) status.Component {
 		return status.Component{Name: name, Plane: plane, Kind: kind, Workload: name, DesiredReplicas: n, ReadyReplicas: n, Version: "1.5.0", Ready: true}
 	}
+	recordedAt := func(d time.Duration) *metav1.Time { t := ago(d); return &t }
 	tests := []struct {
 		name   string
 		report status.Report
@@ -33,6 +34,7 @@ func TestStatusView(t *testing.T) {
 		{name: "ready", report: status.Report{
 			Name: "onto-production", Namespace: "onto-system", Phase: v1alpha1.PhaseRunning,
 			SpecVersion: "1.5.0", Version: "1.5.0", Generation: 2, ObservedGeneration: 2, Ready: true, ReadyComponents: "3/3",
+			ConditionsRecordedAt: recordedAt(5 * time.Minute),
 			Conditions: []status.Condition{
 				{Type: "Ready", Status: "True", Reason: "ComponentsReady", Message: "3/3 components ready", LastTransitionTime: ago(5 * time.Minute)},
 				{Type: "Progressing", Status: "False", Reason: "Idle", LastTransitionTime: ago(5 * time.Minute)},
@@ -64,6 +66,37 @@ func TestStatusView(t *testing.T) {
 			},
 			Upgrade: &v1alpha1.UpgradeStatus{From: "1.5.0", To: "1.6.0", StartedAt: &metav1.Time{Time: now.Add(-2 * time.Minute)},
 				Done: []string{"postgres"}, Current: "ontology-service"},
+			ObservedAt: metav1.NewTime(now),
+		}},
+		// The last apply recorded every component ready; one was scaled down since.
+		{name: "recorded-ready-live-not", report: status.Report{
+			Name: "onto-production", Namespace: "onto-system", Phase: v1alpha1.PhaseRunning,
+			SpecVersion: "1.5.0", Version: "1.5.0", Generation: 2, ObservedGeneration: 2, ReadyComponents: "2/3",
+			ConditionsRecordedAt: recordedAt(3 * time.Minute),
+			Conditions: []status.Condition{
+				{Type: "Ready", Status: "True", Reason: "ComponentsReady", Message: "3/3 components ready", LastTransitionTime: ago(26 * time.Hour), LiveDisagrees: true},
+				{Type: "Progressing", Status: "False", Reason: "Idle", LastTransitionTime: ago(3 * time.Minute)},
+				{Type: "Degraded", Status: "False", Reason: "ComponentsReady", LastTransitionTime: ago(26 * time.Hour)},
+			},
+			Components: []status.Component{
+				ready("postgres", "infrastructure", "StatefulSet", 3),
+				{Name: "ontology-service", Plane: "control", Kind: "Deployment", Workload: "ontology-service", DesiredReplicas: 2, ReadyReplicas: 1, Version: "1.5.0", Message: "scaled to 1 replicas, the spec asks for 2"},
+				ready("gateway", "gateway", "Deployment", 3),
+			},
+			ObservedAt: metav1.NewTime(now),
+		}},
+		// The last apply did not wait and recorded Ready False; everything came up since.
+		{name: "recorded-not-ready-live-ready", report: status.Report{
+			Name: "onto-production", Namespace: "onto-system", Phase: v1alpha1.PhaseInstalling,
+			SpecVersion: "1.5.0", Generation: 1, Ready: true, ReadyComponents: "2/2",
+			ConditionsRecordedAt: recordedAt(10 * time.Minute),
+			Conditions: []status.Condition{
+				{Type: "Ready", Status: "False", Reason: "RollingOut", Message: "0/2 components ready; not waited for (--wait=false)", LastTransitionTime: ago(10 * time.Minute), LiveDisagrees: true},
+			},
+			Components: []status.Component{
+				ready("postgres", "infrastructure", "StatefulSet", 1),
+				ready("gateway", "gateway", "Deployment", 1),
+			},
 			ObservedAt: metav1.NewTime(now),
 		}},
 		{name: "never-applied", report: status.Report{

@@ -55,9 +55,16 @@ type Report struct {
 	// `status --wait` waits for.
 	Ready bool `json:"ready"`
 	// ReadyComponents is "ready/total", from the live workloads.
-	ReadyComponents string      `json:"readyComponents"`
-	Conditions      []Condition `json:"conditions"`
-	Components      []Component `json:"components"`
+	ReadyComponents string `json:"readyComponents"`
+	// Conditions are what the last run recorded, not read live: see
+	// ConditionsRecordedAt and Condition.LiveDisagrees.
+	Conditions []Condition `json:"conditions"`
+	// ConditionsRecordedAt is the newest lastTransitionTime of the conditions: when
+	// the last run recorded them, or at least when it started, since every run sets
+	// Progressing as it starts. Nil when nothing was recorded.
+	ConditionsRecordedAt *metav1.Time `json:"conditionsRecordedAt,omitempty"`
+	// Components are read from the live workloads.
+	Components []Component `json:"components"`
 	// Upgrade is the upgrade in progress, if any.
 	Upgrade *v1alpha1.UpgradeStatus `json:"upgrade,omitempty"`
 	// History is the recorded revisions, oldest first.
@@ -73,6 +80,11 @@ type Condition struct {
 	Reason             string      `json:"reason,omitempty"`
 	Message            string      `json:"message,omitempty"`
 	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
+	// LiveDisagrees is set on the recorded Ready condition when the live workloads
+	// contradict it: True recorded while a component is not ready now, or False
+	// while every component is. The workloads changed since the last run, or that
+	// run failed for another reason than readiness.
+	LiveDisagrees bool `json:"liveDisagrees,omitempty"`
 }
 
 // Component is the live readiness of one component's workload.
@@ -171,6 +183,9 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 	for _, c := range st.Conditions {
 		r.Conditions = append(r.Conditions, Condition{Type: c.Type, Status: string(c.Status),
 			Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime})
+		if r.ConditionsRecordedAt == nil || r.ConditionsRecordedAt.Before(&c.LastTransitionTime) {
+			r.ConditionsRecordedAt = c.LastTransitionTime.DeepCopy()
+		}
 	}
 	sort.SliceStable(r.Conditions, func(i, j int) bool { return conditionRank(r.Conditions[i].Type) < conditionRank(r.Conditions[j].Type) })
 
@@ -216,6 +231,12 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 	}
 	r.ReadyComponents = fmt.Sprintf("%d/%d", ready, len(r.Components))
 	r.Ready = ready == len(r.Components)
+	for i, c := range r.Conditions {
+		recordedReady := c.Status == string(metav1.ConditionTrue)
+		if c.Type == v1alpha1.ConditionReady && (recordedReady || c.Status == string(metav1.ConditionFalse)) {
+			r.Conditions[i].LiveDisagrees = recordedReady != r.Ready
+		}
+	}
 	return obs
 }
 

@@ -11,8 +11,10 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -177,3 +179,70 @@ func containsWorkload(objs []*unstructured.Unstructured, name string) bool {
 	}
 	return false
 }
+
+// TestJoinMarksRecordedConditions: the report says when the conditions were recorded
+// and flags a recorded Ready the live workloads contradict.
+func TestJoinMarksRecordedConditions(t *testing.T) {
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	at := func(m int) metav1.Time { return metav1.NewTime(start.Add(time.Duration(m) * time.Minute)) }
+	p, desired := renderExample(t, "minimal.yaml")
+	var allReady, oneDown []*unstructured.Unstructured
+	for _, d := range desired {
+		if !health.IsWorkload(d) {
+			continue
+		}
+		allReady = append(allReady, rolledOut(d, nil))
+		if d.GetName() == "postgres" {
+			zero := int64(0)
+			oneDown = append(oneDown, rolledOut(d, &zero))
+		} else {
+			oneDown = append(oneDown, rolledOut(d, nil))
+		}
+	}
+	tests := []struct {
+		name       string
+		conditions []metav1.Condition
+		live       []*unstructured.Unstructured
+		// wantDisagrees is LiveDisagrees of each condition, in report order.
+		wantDisagrees []bool
+		wantAt        *metav1.Time
+	}{
+		{name: "nothing recorded", live: allReady},
+		{name: "recorded ready, live ready", live: allReady, wantDisagrees: []bool{false, false}, wantAt: ptrTime(at(5)),
+			conditions: []metav1.Condition{
+				{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, LastTransitionTime: at(1)},
+				{Type: v1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, LastTransitionTime: at(5)},
+			}},
+		{name: "recorded ready, one scaled down since", live: oneDown, wantDisagrees: []bool{true, false}, wantAt: ptrTime(at(5)),
+			conditions: []metav1.Condition{
+				{Type: v1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, LastTransitionTime: at(5)},
+				{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, LastTransitionTime: at(1)},
+			}},
+		{name: "recorded not ready, live ready", live: allReady, wantDisagrees: []bool{true, false}, wantAt: ptrTime(at(9)),
+			conditions: []metav1.Condition{
+				{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: at(9)},
+				{Type: v1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, LastTransitionTime: at(2)},
+			}},
+		{name: "recorded unknown is not contradicted", live: oneDown, wantDisagrees: []bool{false}, wantAt: ptrTime(at(3)),
+			conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, LastTransitionTime: at(3)}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pp := p.DeepCopy()
+			pp.Status.Conditions = tc.conditions
+			r := join(pp, tc.live).report
+			var got []bool
+			for _, c := range r.Conditions {
+				got = append(got, c.LiveDisagrees)
+			}
+			if diff := cmp.Diff(tc.wantDisagrees, got); diff != "" {
+				t.Errorf("LiveDisagrees (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantAt, r.ConditionsRecordedAt); diff != "" {
+				t.Errorf("ConditionsRecordedAt (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptrTime(t metav1.Time) *metav1.Time { return &t }
