@@ -38,6 +38,8 @@ type ApplyFlags struct {
 	ForceVersion bool
 	// Adopt makes existing objects of no platform with rendered names this platform's.
 	Adopt bool
+	// LockWait is how long to wait for another run's lock.
+	LockWait time.Duration
 }
 
 // AddFlags registers the apply flags.
@@ -49,6 +51,7 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.DurationVar(&f.PlaneTimeout, "plane-timeout", 5*time.Minute, "How long each plane may take to become healthy")
 	flags.BoolVar(&f.Wait, "wait", true, "Wait for each plane to become healthy before starting the next")
 	flags.Int32Var(&f.CrashLoopRestarts, "crashloop-restarts", 3, "Fail a plane as soon as a pod of the new revision has crash-looped this many times (0: wait out --plane-timeout)")
+	flags.DurationVar(&f.LockWait, "lock-wait", 0, "How long to wait for another run of this platform to release its lock (0: fail at once)")
 	flags.BoolVar(&f.Adopt, "adopt", false, "Make existing objects with rendered names that belong to no platform this platform's (they are then updated and pruned like its own)")
 	flags.BoolVar(&f.ForceVersion, "force-version", false, "Apply a version older than the installed one, or outside its release's upgrade path")
 }
@@ -57,7 +60,7 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 func (f *ApplyFlags) Options(action string) apply.Options {
 	o := apply.DefaultOptions()
 	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.PlaneTimeout, f.Wait, action
-	o.CrashLoopRestarts, o.ForceVersion, o.Adopt = f.CrashLoopRestarts, f.ForceVersion, f.Adopt
+	o.CrashLoopRestarts, o.ForceVersion, o.Adopt, o.LockWait = f.CrashLoopRestarts, f.ForceVersion, f.Adopt, f.LockWait
 	o.Holder = apply.DefaultHolder()
 	return o
 }
@@ -173,7 +176,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		opts.Preconditions = true
 	}
 	progress := o.newProgress(o.format)
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle}
+	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
 	stopSpinner := progress.Start(ctx)
 	res, err := applier.Apply(ctx, d, opts)
 	stopSpinner()

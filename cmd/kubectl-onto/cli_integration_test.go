@@ -13,10 +13,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 )
 
 // platformFile writes examples/minimal.yaml into a temp file, moved to namespace ns,
@@ -129,5 +131,41 @@ func TestCLISavedPlan(t *testing.T) {
 	r = runCmd(t, "apply", "-f", edited, "--plan", saved, kc)
 	if r.code != 1 || !strings.Contains(r.stderr, "stale") {
 		t.Fatalf("second apply of the same saved plan: exit %d, %q; want 1 and a stale-plan error", r.code, r.stderr)
+	}
+}
+
+// TestCLIUnlock: unlock shows the holder and asks; "no" keeps the lock (exit 1), "yes"
+// or --yes deletes it, and apply then runs.
+func TestCLIUnlock(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	file := platformFile(t, ns, "")
+	if r := runCmd(t, "apply", "-f", file, kc); r.code != 0 {
+		t.Fatalf("apply: %s", r.stderr)
+	}
+	lock := &apply.Lock{Kube: c.Kube, Namespace: ns, Name: apply.LockName("onto-dev"), Holder: "kubectl-onto@build-agent-3/4242", TTL: 10 * time.Minute, Now: time.Now}
+	if err := lock.Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := runCmd(t, "apply", "-f", file, kc)
+	if r.code != 1 || !strings.Contains(r.stderr, "build-agent-3/4242") || !strings.Contains(r.stderr, "kubectl onto unlock onto-dev -n "+ns) {
+		t.Fatalf("apply under a held lock: exit %d, %q; want 1, the holder and the unlock command", r.code, r.stderr)
+	}
+	r = runCmdIn(t, "n\n", "unlock", "onto-dev", "-n", ns, kc)
+	if r.code != 1 || !strings.Contains(r.stderr, "build-agent-3/4242") {
+		t.Fatalf("unlock answered no: exit %d, %q; want 1 naming the holder", r.code, r.stderr)
+	}
+	if holder, _, err := apply.LeaseOf(t.Context(), c.Kube, ns, "onto-dev"); err != nil || holder == "" {
+		t.Fatalf("the lock after unlock was refused: %q, %v", holder, err)
+	}
+	if r := runCmdIn(t, "y\n", "unlock", "onto-dev", "-n", ns, kc); r.code != 0 || !strings.Contains(r.stdout, "unlocked") {
+		t.Fatalf("unlock answered yes: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := runCmd(t, "apply", "-f", file, kc); r.code != 0 {
+		t.Fatalf("apply after unlock: exit %d: %s", r.code, r.stderr)
+	}
+	if r := runCmd(t, "unlock", "onto-dev", "-n", ns, "--yes", kc); r.code != 0 || !strings.Contains(r.stdout, "not locked") {
+		t.Fatalf("unlock of an unlocked platform: exit %d, %q", r.code, r.stdout)
 	}
 }

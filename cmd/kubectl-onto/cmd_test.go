@@ -30,7 +30,14 @@ type result struct {
 // output has no colour codes, and returns what it printed and its exit code.
 func runCmd(t *testing.T, args ...string) result {
 	t.Helper()
-	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	return runCmdIn(t, "", args...)
+}
+
+// runCmdIn is runCmd with stdin, for commands that ask.
+func runCmdIn(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	streams, in, out, errOut := genericiooptions.NewTestIOStreams()
+	in.WriteString(stdin)
 	env := map[string]string{"NO_COLOR": "1", "HOME": t.TempDir()}
 	root := NewCmdRoot(streams, func(k string) string { return env[k] })
 	root.SetArgs(args)

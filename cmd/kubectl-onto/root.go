@@ -138,6 +138,7 @@ $XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
 		NewCmdApply(g),
 		NewCmdStatus(g),
 		NewCmdUninstall(g),
+		NewCmdUnlock(g),
 	)
 	return cmd
 }

@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,6 +29,8 @@ type UninstallOptions struct {
 	DryRun string
 	// Timeout bounds the wait for each plane's objects to be gone.
 	Timeout time.Duration
+	// LockWait is how long to wait for another run's lock.
+	LockWait time.Duration
 
 	namespace string
 	format    printers.Format
@@ -65,6 +66,7 @@ NAME may be left out when the namespace holds one OntoPlatform.`,
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none|client|server: list what would be deleted and kept, deleting nothing (server: each delete checked by the API server)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long each plane's objects may take to be gone")
+	cmd.Flags().DurationVar(&o.LockWait, "lock-wait", 0, "How long to wait for another run of this platform to release its lock (0: fail at once)")
 	return cmd
 }
 
@@ -99,12 +101,10 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := apply.UninstallOptions{DeleteData: o.DeleteData, DryRun: apply.DryRunStrategy(o.DryRun), PlaneTimeout: o.Timeout}
-	if host, err := os.Hostname(); err == nil {
-		opts.Holder = fmt.Sprintf("kubectl-onto@%s/%d", host, os.Getpid())
-	}
+	opts := apply.UninstallOptions{DeleteData: o.DeleteData, DryRun: apply.DryRunStrategy(o.DryRun), PlaneTimeout: o.Timeout,
+		Holder: apply.DefaultHolder(), LockWait: o.LockWait}
 	dryRun := opts.DryRun != apply.DryRunNone
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger()}
+	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()}
 	stopSpinner := func() {}
 	if !dryRun {
 		progress := o.newProgress(o.format)

@@ -54,6 +54,8 @@ type Options struct {
 	Wait bool
 	// LockTTL is how long the lock lease lives without renewal.
 	LockTTL time.Duration
+	// LockWait is how long to wait for another run's lock; 0 fails at once.
+	LockWait time.Duration
 	// Holder names this run in the lock lease.
 	Holder string
 	// Action is recorded in the revision history: apply, upgrade, rollback, scale.
@@ -91,6 +93,10 @@ type Applier struct {
 	Log *slog.Logger
 	// Observer hears progress; it may be nil.
 	Observer func(Event)
+	// Process is recorded on the lock lease (CurrentProcess for the CLI), so a run on
+	// the same host can take over the lock of a process that died. The zero value
+	// records nothing.
+	Process Process
 }
 
 // Result is what an apply did.
@@ -188,13 +194,13 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	// run overwrites another's status. Its lease lives in the platform's namespace: on
 	// a first install into a new namespace, plan without it, create the CRD and the
 	// namespace (idempotent writes that every run would make alike), then take it.
-	lockCtx, release, err := a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL)
+	lockCtx, release, err := a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL, opts.LockWait)
 	var foundation *plan.Plan
 	if errors.Is(err, errNamespaceMissing) {
 		if foundation, err = a.installFoundation(ctx, planner, d, opts, done, res); err != nil {
 			return res, err
 		}
-		lockCtx, release, err = a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL)
+		lockCtx, release, err = a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL, opts.LockWait)
 	}
 	if err != nil {
 		return res, err
@@ -666,6 +672,10 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 			why += " (" + explained + ")"
 		}
 		return &ApplyError{Plane: plane, Object: kube.Ref(crash.Workload), Err: fmt.Errorf("%s; stopped without waiting out --plane-timeout (--crashloop-restarts=%d)", why, opts.CrashLoopRestarts)}
+	}
+	var create *health.PodCreateError
+	if errors.As(err, &create) {
+		return &ApplyError{Plane: plane, Object: kube.Ref(create.Workload), Err: fmt.Errorf("%w; stopped without waiting out --plane-timeout", create)}
 	}
 	var nr *health.NotReadyError
 	if err != nil && !errors.As(err, &nr) {

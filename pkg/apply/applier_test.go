@@ -20,7 +20,9 @@ import (
 )
 
 func TestWriteWaves(t *testing.T) {
-	ch := func(kind string) plan.Change { return plan.Change{Object: plan.ObjectRef{Kind: kind, Name: strings.ToLower(kind)}} }
+	ch := func(kind string) plan.Change {
+		return plan.Change{Object: plan.ObjectRef{Kind: kind, Name: strings.ToLower(kind)}}
+	}
 	kinds := func(w []plan.Change) []string {
 		var out []string
 		for _, c := range w {

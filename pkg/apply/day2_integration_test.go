@@ -10,12 +10,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -374,5 +377,103 @@ func TestApplyWithoutWaitRecordsProgressing(t *testing.T) {
 	st := e.getPlatform().Status
 	if st.Phase == v1alpha1.PhaseDegraded || st.Phase == v1alpha1.PhaseError || meta(st, v1alpha1.ConditionProgressing) != metav1.ConditionTrue {
 		t.Fatalf("after --wait=false: phase %s, Progressing %s; want a rollout in progress", st.Phase, meta(st, v1alpha1.ConditionProgressing))
+	}
+}
+
+// TestApplyFailsFastWhenPodsCannotBeCreated: pods that are never created (here a
+// ResourceQuota the platform does not own) stop the plane at once with the quota's
+// message, instead of an empty reason at the end of the plane timeout.
+func TestApplyFailsFastWhenPodsCannotBeCreated(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "tight", Namespace: e.platform.Namespace},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}},
+	}
+	if _, err := e.cluster.Kube.CoreV1().ResourceQuotas(e.platform.Namespace).Create(t.Context(), quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions()
+	opts.PlaneTimeout = 3 * time.Minute
+	start := time.Now()
+	_, err := e.apply(opts)
+	took := time.Since(start)
+	var ae *apply.ApplyError
+	if !errors.As(err, &ae) || ae.Plane != "infrastructure" || !strings.Contains(err.Error(), "quota") || !strings.Contains(err.Error(), "cannot be created") {
+		t.Fatalf("apply = %v, want the infrastructure plane to fail naming the quota", err)
+	}
+	if took >= opts.PlaneTimeout {
+		t.Fatalf("apply failed after %s: it waited out the plane timeout", took)
+	}
+}
+
+// TestApplyAfterKill9 (issue 7: a dead run's lease): a run killed with -9 leaves its
+// lease; the next run on the same host sees that process is gone and takes the lock at
+// once, instead of waiting out the lease, and converges.
+func TestApplyAfterKill9(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	self := apply.CurrentProcess()
+	if self.Start == "" {
+		t.Skip("no /proc: a dead holder cannot be recognised here")
+	}
+	// A process that held the lock and was killed: a child, killed and reaped.
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dead := apply.Process{Host: self.Host, PID: child.Process.Pid, Start: apply.ProcessStart(child.Process.Pid)}
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	held := &apply.Lock{Kube: e.cluster.Kube, Namespace: e.platform.Namespace, Name: apply.LockName(e.platform.Name),
+		Holder: fmt.Sprintf("kubectl-onto@%s/%d", dead.Host, dead.PID), TTL: 10 * time.Minute, Now: time.Now, Process: dead}
+	if err := held.Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	e.platform.Spec.Gateway.Replicas = ptr.To[int32](2)
+	var mu sync.Mutex
+	var tookOver []string
+	start := time.Now()
+	a := &apply.Applier{Clients: e.clients, Now: time.Now, Process: self, Observer: func(ev apply.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.Type == apply.EventLockTakenOver {
+			tookOver = append(tookOver, ev.Message)
+		}
+	}}
+	if _, err := a.Apply(t.Context(), e.desired(), testOptions()); err != nil {
+		t.Fatalf("apply after the holder was killed: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Minute {
+		t.Fatalf("apply took %s: it waited for the 10-minute lease", took)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tookOver) != 1 || !strings.Contains(tookOver[0], held.Holder) {
+		t.Fatalf("LockTakenOver events %q, want one naming %s", tookOver, held.Holder)
+	}
+	if p := e.plan(e.desired()); p.HasChanges() {
+		t.Fatalf("plan after the run: %+v", p.Summary)
+	}
+}
+
+// TestApplyLockWait: --lock-wait waits for a live lease to expire, then runs.
+func TestApplyLockWait(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	other := &apply.Lock{Kube: e.cluster.Kube, Namespace: e.platform.Namespace, Name: apply.LockName(e.platform.Name),
+		Holder: "ci-job-7", TTL: 4 * time.Second, Now: time.Now}
+	if err := other.Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions()
+	_, err := e.apply(opts)
+	var locked *apply.LockedError
+	if !errors.As(err, &locked) || !strings.Contains(err.Error(), "kubectl onto unlock "+e.platform.Name+" -n "+e.platform.Namespace) {
+		t.Fatalf("apply without --lock-wait = %v, want a LockedError naming the unlock command", err)
+	}
+	opts.LockWait = time.Minute
+	if _, err := e.apply(opts); err != nil {
+		t.Fatalf("apply --lock-wait=1m: %v", err)
 	}
 }

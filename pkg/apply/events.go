@@ -21,6 +21,9 @@ const (
 	EventPlaneFailed   EventType = "PlaneFailed"
 	EventObjectPruned  EventType = "ObjectPruned"
 	EventDone          EventType = "Done"
+	// EventLockTakenOver: the lock was held by a process of this host that is gone,
+	// and this run took it over.
+	EventLockTakenOver EventType = "LockTakenOver"
 )
 
 // Event is one step of an apply, for progress output (text lines, a spinner, or JSON

@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -25,11 +27,19 @@ type LockedError struct {
 	Lease   string
 	Holder  string
 	Expires time.Time
+	// Waited is how long Acquire waited for it (--lock-wait).
+	Waited time.Duration
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("another apply or upgrade of this platform is running (lease %s held by %s until %s); wait for it, or for the lease to expire if that run crashed",
-		e.Lease, e.Holder, e.Expires.UTC().Format(time.RFC3339))
+	waited := ""
+	if e.Waited > 0 {
+		waited = fmt.Sprintf(" after waiting %s", e.Waited)
+	}
+	name := strings.TrimPrefix(e.Lease[strings.LastIndexByte(e.Lease, '/')+1:], "onto-lock-")
+	ns := e.Lease[:max(strings.LastIndexByte(e.Lease, '/'), 0)]
+	return fmt.Sprintf("another run of this platform holds its lock%s (lease %s, held by %s until %s): wait for it (--lock-wait 5m), or, if that run is dead and the lease will not expire soon enough, break the lock with: kubectl onto unlock %s -n %s",
+		waited, e.Lease, e.Holder, e.Expires.UTC().Format(time.RFC3339), name, ns)
 }
 
 // Lock is a coordination.k8s.io Lease that one run at a time holds on a platform. It
@@ -42,8 +52,17 @@ type Lock struct {
 	Holder    string
 	TTL       time.Duration
 	Now       func() time.Time
+	// Process is the process taking the lock, recorded on the lease; a later run on
+	// the same host takes the lease over at once when that process is gone. The zero
+	// value records nothing.
+	Process Process
+	// Wait is how long Acquire waits for a live lease to be released or to expire;
+	// 0 fails at once.
+	Wait time.Duration
 
 	lease *coordinationv1.Lease
+	// tookOver names the holder of a lease taken over because its process was gone.
+	tookOver string
 }
 
 // DefaultHolder names this process in a lease: host and PID, so two runs never share
@@ -63,10 +82,38 @@ func LockName(platform string) string { return "onto-lock-" + platform }
 // exist yet (a first install).
 var errNamespaceMissing = errors.New("the namespace does not exist")
 
-// Acquire takes the lease or fails at once with a *LockedError; it never waits. It
-// tries a create first: on the common path, a platform nobody else is applying, that
-// is the only request.
+// Acquire takes the lease. A live lease makes it fail with a *LockedError, at once or,
+// with Wait, once Wait has passed without the lease being released or expiring.
 func (l *Lock) Acquire(ctx context.Context) error {
+	err := l.acquireOnce(ctx)
+	var locked *LockedError
+	if l.Wait <= 0 || !errors.As(err, &locked) {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, l.Wait)
+	defer cancel()
+	// A poll, not a watch: the lease may expire without any event.
+	werr := wait.PollUntilContextCancel(wctx, time.Second, false, func(ctx context.Context) (bool, error) {
+		err = l.acquireOnce(ctx)
+		if errors.As(err, &locked) {
+			return false, nil
+		}
+		return true, err
+	})
+	if werr != nil && ctx.Err() == nil && errors.As(err, &locked) {
+		locked.Waited = l.Wait
+		return locked
+	}
+	if werr != nil && err == nil {
+		return werr
+	}
+	return err
+}
+
+// acquireOnce takes the lease or fails at once with a *LockedError. It tries a create
+// first: on the common path, a platform nobody else is applying, that is the only
+// request.
+func (l *Lock) acquireOnce(ctx context.Context) error {
 	leases := l.Kube.CoordinationV1().Leases(l.Namespace)
 	now := metav1.NewMicroTime(l.Now())
 	spec := coordinationv1.LeaseSpec{
@@ -76,6 +123,9 @@ func (l *Lock) Acquire(ctx context.Context) error {
 		RenewTime:            &now,
 	}
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}, Spec: spec}
+	if l.Process.Host != "" {
+		l.Process.annotate(lease)
+	}
 	created, err := leases.Create(ctx, lease, metav1.CreateOptions{FieldManager: "kubectl-onto"})
 	switch {
 	case err == nil:
@@ -88,20 +138,30 @@ func (l *Lock) Acquire(ctx context.Context) error {
 	}
 	existing, err := leases.Get(ctx, l.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return l.Acquire(ctx) // released in between: try again
+		return l.acquireOnce(ctx) // released in between: try again
 	}
 	if err != nil {
 		return fmt.Errorf("get lock lease %s/%s: %w", l.Namespace, l.Name, err)
 	}
 	// A live lease is never taken over, even one with this run's holder name: two runs
 	// may share a name, and only an expired lease is safe to take.
-	if holder, expires := leaseHolder(existing); holder != "" && l.Now().Before(expires) {
-		return &LockedError{Lease: l.Namespace + "/" + l.Name, Holder: holder, Expires: expires}
+	holder, expires := leaseHolder(existing)
+	if holder != "" && l.Now().Before(expires) {
+		if !holderGone(existing, l.Process) {
+			return &LockedError{Lease: l.Namespace + "/" + l.Name, Holder: holder, Expires: expires}
+		}
+		// The holder was a process on this host that no longer runs (killed, crashed):
+		// its lease would block every run until it expired, for nothing.
+		l.tookOver = holder
 	}
 	existing.Spec = spec
+	if l.Process.Host != "" {
+		l.Process.annotate(existing)
+	}
 	updated, err := leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: "kubectl-onto"})
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return l.Acquire(ctx)
+		l.tookOver = ""
+		return l.acquireOnce(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("take over lock lease %s/%s: %w", l.Namespace, l.Name, err)
@@ -195,4 +255,41 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("release lock lease %s/%s: %w", l.Namespace, l.Name, err)
 	}
 	return nil
+}
+
+// Unlock deletes a platform's lock lease whoever holds it, and returns the holder it
+// had: the way out when a run died on another machine and its lease is long. The
+// holder, if it still runs, loses the lease at its next renewal and stops writing.
+func Unlock(ctx context.Context, kube kubernetes.Interface, namespace, platform string) (string, error) {
+	leases := kube.CoordinationV1().Leases(namespace)
+	lease, err := leases.Get(ctx, LockName(platform), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("platform %s/%s is not locked (no lease %s)", namespace, platform, LockName(platform))
+	}
+	if err != nil {
+		return "", fmt.Errorf("get lock lease %s/%s: %w", namespace, LockName(platform), err)
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	err = leases.Delete(ctx, lease.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion}})
+	if apierrors.IsConflict(err) {
+		return holder, fmt.Errorf("the lock of %s/%s changed hands while unlocking; nothing was deleted: run unlock again to see the new holder", namespace, platform)
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return holder, fmt.Errorf("delete lock lease %s/%s: %w", namespace, lease.Name, err)
+	}
+	return holder, nil
+}
+
+// LeaseOf returns the holder of a platform's lock and when it expires; "" when it is
+// not locked.
+func LeaseOf(ctx context.Context, kube kubernetes.Interface, namespace, platform string) (string, time.Time, error) {
+	lease, err := kube.CoordinationV1().Leases(namespace).Get(ctx, LockName(platform), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", time.Time{}, nil
+	}
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("get lock lease %s/%s: %w", namespace, LockName(platform), err)
+	}
+	holder, expires := leaseHolder(lease)
+	return holder, expires, nil
 }

@@ -68,13 +68,8 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		return a.writeStatus(ctx, live, current.Status, next)
 	}
 
-	var workloads []*unstructured.Unstructured
-	for _, o := range d.Objects() {
-		if health.IsWorkload(o) {
-			workloads = append(workloads, o)
-		}
-	}
-	comps, err := health.ObserveComponents(ctx, a.Clients, workloads)
+	// The workloads and their autoscalers: the same readiness rules as `status`.
+	comps, err := health.ObserveComponents(ctx, a.Clients, d.Objects())
 	if err != nil {
 		return nil, err
 	}

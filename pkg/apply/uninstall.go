@@ -65,7 +65,7 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	if opts.DryRun != DryRunServer {
 		var release func()
 		var err error
-		ctx, release, err = a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL)
+		ctx, release, err = a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL, opts.LockWait)
 		if err != nil {
 			return res, err
 		}
@@ -111,8 +111,8 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 
 // lock takes the platform's lease and keeps it alive; release gives it back. The
 // returned context ends if the lease is lost to another run, so this one stops writing.
-func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl time.Duration) (context.Context, func(), error) {
-	lock := &Lock{Kube: a.Clients.Kube, Namespace: namespace, Name: LockName(name), Holder: holder, TTL: ttl, Now: a.now}
+func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl, wait time.Duration) (context.Context, func(), error) {
+	lock := &Lock{Kube: a.Clients.Kube, Namespace: namespace, Name: LockName(name), Holder: holder, TTL: ttl, Now: a.now, Process: a.Process, Wait: wait}
 	if lock.Holder == "" {
 		lock.Holder = DefaultHolder()
 	}
@@ -121,6 +121,9 @@ func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl 
 	}
 	if err := lock.Acquire(ctx); err != nil {
 		return ctx, nil, err
+	}
+	if lock.tookOver != "" {
+		a.emit(Event{Type: EventLockTakenOver, Message: fmt.Sprintf("took over the lock of %s: that process is no longer running on this host", lock.tookOver)})
 	}
 	runCtx, lost := context.WithCancelCause(ctx)
 	keepCtx, stopKeep := context.WithCancel(runCtx)

@@ -46,9 +46,10 @@ type UninstallOptions struct {
 	DryRun     DryRunStrategy
 	// PlaneTimeout bounds the wait for each plane's objects to be gone.
 	PlaneTimeout time.Duration
-	// LockTTL and Holder are the lock lease's, as for Apply.
-	LockTTL time.Duration
-	Holder  string
+	// LockTTL, LockWait and Holder are the lock lease's, as for Apply.
+	LockTTL  time.Duration
+	LockWait time.Duration
+	Holder   string
 }
 
 // instanceLabel carries the platform name on every object it renders, PVCs made from

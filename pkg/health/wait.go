@@ -162,6 +162,10 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 	if errors.As(context.Cause(ctx), &crash) {
 		return crash
 	}
+	var create *PodCreateError
+	if errors.As(context.Cause(ctx), &create) {
+		return create
+	}
 	nr := &NotReadyError{Reasons: messages, Cause: errors.Join(errs...)}
 	for _, o := range pending {
 		nr.Objects = append(nr.Objects, o)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
@@ -41,6 +42,18 @@ type CrashLoopError struct {
 
 func (e *CrashLoopError) Error() string {
 	return fmt.Sprintf("pod %s of the new revision is crash-looping: %s", e.Pod, e.Problem)
+}
+
+// PodCreateError stops a wait early: the workload's controller cannot create its pods
+// (a ResourceQuota, PodSecurity admission, a webhook...), so no pod will ever become
+// ready and there is no pod to explain it.
+type PodCreateError struct {
+	Workload *unstructured.Unstructured
+	Message  string
+}
+
+func (e *PodCreateError) Error() string {
+	return fmt.Sprintf("its pods cannot be created: %s", e.Message)
 }
 
 // podWatch follows the pods of the workloads being waited for: it reports each pod
@@ -81,18 +94,34 @@ func newPodWatch(w *Waiter, namespace string, objs []*unstructured.Unstructured,
 
 func workloadKey(o *unstructured.Unstructured) string { return o.GetKind() + "/" + o.GetName() }
 
-// seen records the live state of a workload from the workload watch.
+// seen records the live state of a workload from the workload watch, and fails the
+// wait when a Deployment reports that its ReplicaSet cannot create pods.
 func (pw *podWatch) seen(obj *unstructured.Unstructured) {
 	pw.mu.Lock()
-	defer pw.mu.Unlock()
 	pw.live[workloadKey(obj)] = obj
+	pw.mu.Unlock()
+	if obj.GetKind() != KindDeployment {
+		return
+	}
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "ReplicaFailure" && m["status"] == "True" {
+			msg, _ := m["message"].(string)
+			pw.fail(&PodCreateError{Workload: pw.workloads[workloadKey(obj)], Message: msg})
+		}
+	}
 }
 
-// run watches the namespace's pods until ctx ends.
+// run watches the namespace's pods, and the events of pods that could not be created,
+// until ctx ends.
 func (pw *podWatch) run(ctx context.Context) {
 	if len(pw.workloads) == 0 {
 		return
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { pw.watchFailedCreates(ctx) })
 	ri := pw.w.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace(pw.namespace)
 	_, _ = watchtools.UntilWithSync(ctx, kube.ListWatch(ri, ""), &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
 		u, ok := ev.Object.(*unstructured.Unstructured)
@@ -179,4 +208,41 @@ func (pw *podWatch) isNewRevision(ctx context.Context, workload *unstructured.Un
 		}
 	}
 	return false
+}
+
+// watchFailedCreates fails the wait when a StatefulSet's controller reports, by a new
+// FailedCreate event, that it cannot create a pod. A StatefulSet has no condition for
+// it; events that were there before the wait began are an earlier run's.
+func (pw *podWatch) watchFailedCreates(ctx context.Context) {
+	ri := pw.w.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(pw.namespace)
+	before := map[string]int64{}
+	synced := false
+	precondition := func(store cache.Store) (bool, error) {
+		for _, item := range store.List() {
+			if u, ok := item.(*unstructured.Unstructured); ok {
+				count, _, _ := unstructured.NestedInt64(u.Object, "count")
+				before[u.GetName()] = count
+			}
+		}
+		synced = true
+		return false, nil
+	}
+	_, _ = watchtools.UntilWithSync(ctx, kube.ListWatch(ri, "reason=FailedCreate,involvedObject.kind=StatefulSet"), &unstructured.Unstructured{}, precondition, func(ev watch.Event) (bool, error) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || !synced || ev.Type == watch.Deleted {
+			return false, nil
+		}
+		count, _, _ := unstructured.NestedInt64(u.Object, "count")
+		if seen, ok := before[u.GetName()]; ok && count <= seen {
+			return false, nil
+		}
+		name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+		workload := pw.workloads[KindStatefulSet+"/"+name]
+		if workload == nil {
+			return false, nil
+		}
+		msg, _, _ := unstructured.NestedString(u.Object, "message")
+		pw.fail(&PodCreateError{Workload: workload, Message: msg})
+		return false, nil
+	})
 }

@@ -155,6 +155,8 @@ func (p *Progress) Handle(e apply.Event) {
 		line = fmt.Sprintf("  %s %s kept: %s", t.Faint.Render("="), e.Object, e.Message)
 	case apply.EventPlaneDeleted:
 		line = t.OK.Render("✓ "+e.Plane) + " gone"
+	case apply.EventLockTakenOver:
+		line = t.Warn.Render("!") + " " + e.Message
 	case apply.EventDone:
 		line = t.OK.Render("✓") + " done: " + e.Message
 	default:
