@@ -178,4 +178,10 @@ type Revision struct {
 	// Message with details, such as the failed component.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Snapshot names the Secret, in the platform's namespace, that holds what this
+	// revision rendered from (spec with patches, release entry), so a later run can
+	// render the same objects again; empty when none was recorded.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Snapshot string `json:"snapshot,omitempty"`
 }

@@ -92,6 +92,16 @@ type OntoPlatformSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Observability ObservabilitySpec `json:"observability,omitempty"`
+
+	// Patches are kustomize patches applied, in order, to the objects the rest of the
+	// spec renders: what the spec cannot express. They are stored with the platform so
+	// that every run, upgrade, rollback and the reconciler render the same objects; a
+	// `--patch` file changes one run only. Each entry has the shape of an entry of a
+	// kustomization's `patches:`, so one can be pasted from there.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	Patches []Patch `json:"patches,omitempty"`
 }
 
 // GlobalSpec holds settings every component inherits.
