@@ -11,7 +11,8 @@ Licensed under the Apache License, Version 2.0.
 // (manifests/base). Render writes those bases and overlays generated from the spec
 // (names, images, replicas, resources, configuration, placement, HPA, PDB, Ingress) to an
 // in-memory filesystem and builds them with krusty, the library behind `kustomize build`;
-// the caller's own kustomize patches apply last, so anything can be changed.
+// the platform's own kustomize patches (spec.patches), then a run's one-off ones, apply
+// last, so anything can be changed.
 //
 // Render is pure: the same platform, release and patches always give the same objects,
 // in the same order, byte for byte. It reads nothing but the embedded bases, and uses no
@@ -19,28 +20,21 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/kustomize/kyaml/resid"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/manifests"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
-	"sigs.k8s.io/yaml"
 )
 
 // Plane is the rendered objects of one plane, in apply order.
@@ -53,8 +47,9 @@ type Plane struct {
 type Options struct {
 	// Release is the catalog entry of the platform's spec.version; it gives the images.
 	Release release.Release
-	// Patches are the user's kustomize patches, applied in order after everything the
-	// spec renders: the escape hatch for what the spec cannot express.
+	// Patches are one-off kustomize patches (`--patch`), applied in order after
+	// everything the spec renders, spec.patches included: the escape hatch of one run.
+	// Patches to keep belong in spec.patches, which Render applies on its own.
 	Patches []Patch
 }
 
@@ -197,10 +192,10 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 			objs = append(objs, planeObject{plane: o.plane, obj: u})
 		}
 	}
-	if len(opts.Patches) > 0 {
+	if patches := allPatches(p.Spec.Patches, opts.Patches); len(patches) > 0 {
 		var err error
 		k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-		if objs, err = applyPatches(k, fsys, p.Namespace, objs, opts.Patches); err != nil {
+		if objs, err = applyPatches(k, fsys, objs, patches); err != nil {
 			return nil, fmt.Errorf("render platform %s: %w", p.Name, err)
 		}
 	}
@@ -227,112 +222,6 @@ func build(k *krusty.Kustomizer, fsys filesys.FileSystem, dir string) ([]*unstru
 		objs = append(objs, u)
 	}
 	return objs, nil
-}
-
-// applyPatches builds every rendered object once more with the user's patches. An
-// object keeps the plane it was rendered in; one a patch renames or adds is placed by
-// its app.kubernetes.io/component label.
-func applyPatches(k *krusty.Kustomizer, fsys filesys.FileSystem, namespace string, objs []planeObject, patches []Patch) ([]planeObject, error) {
-	dir := path.Join(fsRoot, "user-patches")
-	var stream bytes.Buffer
-	planeOf := make(map[objectKey]v1alpha1.Plane, len(objs))
-	for _, po := range objs {
-		data, err := yaml.Marshal(po.obj.Object)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", po.obj.GetKind(), po.obj.GetName(), err)
-		}
-		stream.WriteString("---\n")
-		stream.Write(data)
-		planeOf[keyOf(po.obj)] = po.plane
-	}
-	if err := fsys.WriteFile(path.Join(dir, "objects.yaml"), stream.Bytes()); err != nil {
-		return nil, fmt.Errorf("user patches: %w", err)
-	}
-	kz := types.Kustomization{
-		TypeMeta:  types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
-		Resources: []string{"objects.yaml"},
-	}
-	for i, up := range patches {
-		if strings.TrimSpace(up.Patch) == "" {
-			return nil, fmt.Errorf("user patch %d is empty", i)
-		}
-		kp := types.Patch{Patch: up.Patch}
-		t := up.Target
-		if t == nil {
-			var err error
-			if t, err = targetOf(up.Patch); err != nil {
-				return nil, fmt.Errorf("user patch %d: %w", i, err)
-			}
-			// A derived target that matches nothing would be a silent no-op; a typo in
-			// the name must fail instead, as kustomize fails an unmatched patch.
-			if _, ok := planeOf[objectKey{group: t.Group, kind: t.Kind, name: t.name}]; !ok {
-				return nil, fmt.Errorf("user patch %d: the platform renders no %s %s", i, t.Kind, t.name)
-			}
-		}
-		if t != nil {
-			kp.Target = &types.Selector{
-				ResId: resid.ResId{
-					Gvk:       resid.Gvk{Group: t.Group, Version: t.Version, Kind: t.Kind},
-					Name:      t.Name,
-					Namespace: t.Namespace,
-				},
-				LabelSelector:      t.LabelSelector,
-				AnnotationSelector: t.AnnotationSelector,
-			}
-		}
-		kz.Patches = append(kz.Patches, kp)
-	}
-	if err := writeYAML(fsys, path.Join(dir, "kustomization.yaml"), kz); err != nil {
-		return nil, fmt.Errorf("user patches: %w", err)
-	}
-	built, err := build(k, fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("user patches: %w", err)
-	}
-	if err := rehashConfigMaps(objs, built); err != nil {
-		return nil, fmt.Errorf("user patches: %w", err)
-	}
-	out := make([]planeObject, 0, len(built))
-	for _, u := range built {
-		pl, ok := planeOf[keyOf(u)]
-		if !ok {
-			pl = v1alpha1.Plane(u.GetLabels()[LabelComponent])
-			if !slices.Contains(v1alpha1.Planes(), pl) {
-				return nil, fmt.Errorf("user patches: %s %s: not rendered by the spec, and its label %s=%q names no plane", u.GetKind(), u.GetName(), LabelComponent, pl)
-			}
-		}
-		out = append(out, planeObject{plane: pl, obj: u})
-	}
-	return out, nil
-}
-
-// targetOf selects the object a strategic-merge patch names. Kustomize matches an
-// untargeted patch on its namespace too, and users rarely write the namespace (the spec
-// decides it), so the patch gets an explicit target by group, version, kind and name.
-func targetOf(patch string) (*PatchTarget, error) {
-	var obj struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	if err := yaml.Unmarshal([]byte(patch), &obj); err != nil {
-		return nil, fmt.Errorf("a patch without a target must be a strategic-merge patch naming its object (a JSON 6902 patch needs a target): %w", err)
-	}
-	if obj.Kind == "" || obj.Metadata.Name == "" {
-		return nil, errors.New("a strategic-merge patch without a target must set kind and metadata.name")
-	}
-	group, version := "", obj.APIVersion
-	if i := strings.LastIndex(obj.APIVersion, "/"); i >= 0 {
-		group, version = obj.APIVersion[:i], obj.APIVersion[i+1:]
-	}
-	return &PatchTarget{
-		Group: group, Version: version, Kind: obj.Kind,
-		Name: "^" + regexp.QuoteMeta(obj.Metadata.Name) + "$", Namespace: obj.Metadata.Namespace,
-		name: obj.Metadata.Name,
-	}, nil
 }
 
 // Objects flattens planes into one list, in install order.
