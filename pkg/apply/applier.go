@@ -655,7 +655,7 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 	w := &health.Waiter{Dynamic: a.Clients.Dynamic, WatchPods: true, CrashLoopRestarts: opts.CrashLoopRestarts}
 	var mu sync.Mutex
 	shown := map[string]bool{}
-	err := w.Wait(wctx, objs, a.resourceOf, func(u health.Update) {
+	err := w.Wait(wctx, objs, a.Clients.GVR, func(u health.Update) {
 		ref := kube.Ref(u.Object)
 		mu.Lock()
 		skip := quiet && u.Ready && !shown[ref]
@@ -699,14 +699,6 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 	}
 	return &ApplyError{Plane: plane, Object: kube.Ref(first),
 		Err: fmt.Errorf("not ready after %s: %s%s", timeout, why, more)}
-}
-
-func (a *Applier) resourceOf(obj *unstructured.Unstructured) (schema.GroupVersionResource, error) {
-	m, err := a.Clients.Mapping(obj)
-	if err != nil {
-		return schema.GroupVersionResource{}, err
-	}
-	return m.Resource, nil
 }
 
 // prune deletes, in reverse plane order, the inventory members the plan marks.

@@ -188,7 +188,7 @@ func (a *Applier) waitCRD(ctx context.Context, name string) error {
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
-	gvr, err := a.resourceOf(crd)
+	gvr, err := a.Clients.GVR(crd)
 	if err != nil {
 		return err
 	}

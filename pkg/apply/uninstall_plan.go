@@ -54,7 +54,7 @@ type UninstallOptions struct {
 
 // instanceLabel carries the platform name on every object it renders, PVCs made from
 // volumeClaimTemplates included (they carry no inventory label).
-const instanceLabel = "app.kubernetes.io/instance"
+const instanceLabel = v1alpha1.LabelInstance
 
 // Plane names of the uninstall steps that are not platform planes.
 const (

@@ -21,9 +21,9 @@ import (
 
 // Label keys read from workloads.
 const (
-	nameLabel    = "app.kubernetes.io/name"
-	versionLabel = "app.kubernetes.io/version"
-	planeLabel   = "onto.paas/plane"
+	nameLabel    = v1alpha1.LabelName
+	versionLabel = v1alpha1.LabelVersion
+	planeLabel   = v1alpha1.LabelPlane
 )
 
 // observeConcurrency bounds the workload reads in flight at once.

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -102,4 +103,13 @@ func Ref(obj *unstructured.Unstructured) string {
 		return obj.GetKind() + " " + ns + "/" + obj.GetName()
 	}
 	return obj.GetKind() + " " + obj.GetName()
+}
+
+// GVR returns the resource of obj's kind, for watches and lists.
+func (c *Clients) GVR(obj *unstructured.Unstructured) (schema.GroupVersionResource, error) {
+	m, err := c.Mapping(obj)
+	if err != nil {
+		return schema.GroupVersionResource{}, fmt.Errorf("map %s: %w", Ref(obj), err)
+	}
+	return m.Resource, nil
 }

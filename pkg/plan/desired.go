@@ -22,7 +22,7 @@ import (
 
 // PlaneLabel records on every object the plane it belongs to, so prune and uninstall
 // can order objects the platform no longer renders.
-const PlaneLabel = "onto.paas/plane"
+const PlaneLabel = v1alpha1.LabelPlane
 
 // Desired is everything one apply writes: the CRD, the OntoPlatform object (the
 // inventory's parent) and each plane's objects, labelled as inventory members.

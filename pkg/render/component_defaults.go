@@ -13,23 +13,23 @@ import (
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 )
 
-// Labels and annotations the renderer sets.
+// Labels and annotations the renderer sets (defined in the API, shared by every
+// package that reads them).
 const (
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelComponent = "app.kubernetes.io/component"
-	LabelPartOf    = "app.kubernetes.io/part-of"
-	LabelVersion   = "app.kubernetes.io/version"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelName      = v1alpha1.LabelName
+	LabelInstance  = v1alpha1.LabelInstance
+	LabelComponent = v1alpha1.LabelComponent
+	LabelPartOf    = v1alpha1.LabelPartOf
+	LabelVersion   = v1alpha1.LabelVersion
+	LabelManagedBy = v1alpha1.LabelManagedBy
 
 	// PartOf is the app.kubernetes.io/part-of of every object.
 	PartOf = "onto-platform"
 	// ManagedBy is the app.kubernetes.io/managed-by of every object.
 	ManagedBy = "kubectl-onto"
 
-	// AnnotationGenerateKeys lists, comma-separated, the keys of a rendered Secret whose
-	// random values apply generates once in the cluster; the rendered Secret has none.
-	AnnotationGenerateKeys = "onto.paas/generate-keys"
+	// AnnotationGenerateKeys lists the keys of a generated Secret.
+	AnnotationGenerateKeys = v1alpha1.AnnotationGenerateKeys
 )
 
 // Ports of the platform services, fixed by the service base (manifests/base/service).

@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
-	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
 
 // finalReadTimeout bounds the reads that explain a wait that ended, which run after
@@ -62,7 +60,7 @@ func (o *Observer) Wait(ctx context.Context, namespace, name string, onUpdate fu
 	w := &health.Waiter{Dynamic: o.Clients.Dynamic, Check: func(live *unstructured.Unstructured) health.Ready {
 		return obs.expect[key(live)].Check(live)
 	}}
-	err = w.Wait(ctx, obs.targets, o.resourceOf, onUpdate)
+	err = w.Wait(ctx, obs.targets, o.Clients.GVR, onUpdate)
 	var nr *health.NotReadyError
 	if !errors.As(err, &nr) {
 		return err
@@ -99,10 +97,3 @@ func (o *Observer) Wait(ctx context.Context, namespace, name string, onUpdate fu
 	return out
 }
 
-func (o *Observer) resourceOf(obj *unstructured.Unstructured) (schema.GroupVersionResource, error) {
-	m, err := o.Clients.Mapping(obj)
-	if err != nil {
-		return schema.GroupVersionResource{}, fmt.Errorf("map %s: %w", kube.Ref(obj), err)
-	}
-	return m.Resource, nil
-}

@@ -1,0 +1,29 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package v1alpha1
+
+// Labels and annotations on the objects of a platform. They are part of the API: tools
+// select on them (status, uninstall, the reconciler, users' own kubectl -l), so every
+// package reads them from here.
+const (
+	// LabelName is the component an object belongs to (postgres, gateway...).
+	LabelName = "app.kubernetes.io/name"
+	// LabelInstance is the platform's name.
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+	// LabelVersion is the version of the component's image.
+	LabelVersion   = "app.kubernetes.io/version"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelPlane is the plane an object belongs to, so prune and uninstall can order
+	// objects the platform no longer renders.
+	LabelPlane = "onto.paas/plane"
+
+	// AnnotationGenerateKeys lists, comma-separated, the keys of a rendered Secret whose
+	// random values apply generates once in the cluster; the rendered Secret has none.
+	AnnotationGenerateKeys = "onto.paas/generate-keys"
+)
