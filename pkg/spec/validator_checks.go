@@ -175,7 +175,7 @@ func (v *Validator) check(ctx context.Context, obj map[string]any, c *collector)
 		c.add(field.InternalError(nil, fmt.Errorf("convert to OntoPlatform: %w", err)))
 		return nil
 	}
-	if errs := checkQuantities(p); len(errs) > 0 {
+	if errs := append(checkQuantities(p), checkPatches(p.Spec.Patches)...); len(errs) > 0 {
 		c.add(errs...)
 		return nil
 	}

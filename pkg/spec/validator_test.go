@@ -78,6 +78,14 @@ func TestLoadInvalid(t *testing.T) {
 		{file: "logging-level.yaml", want: []at{{10, "spec.observability.logging.level", 0}}},
 		{file: "pull-policy.yaml", want: []at{{9, "spec.global.imagePullPolicy", 0}}},
 		{file: "ingress-host-pattern.yaml", want: []at{{11, "spec.gateway.ingress.host", 0}}},
+		{file: "patches.yaml", want: []at{
+			{9, "spec.patches[0].patch", 0},
+			{12, "spec.patches[1].target", 0},
+			{13, "spec.patches[2].patch", 0},
+			{17, "spec.patches[3].patch", 0}, {17, "spec.patches[3].patch", 0}, {17, "spec.patches[3].patch", 0}, {17, "spec.patches[3].patch", 0},
+			{24, "spec.patches[4].patch", 0},
+			{25, "spec.patches[5].patch", 0},
+		}, contains: []string{"line 2 of the patch", "need a target", `op "upsert"`, "must be a JSON pointer", "value is required", "one entry per object"}},
 		{file: "tenancy-quota-quantity.yaml", want: []at{{11, "spec.tenancy.resourceQuota.requests.memory", 0}}},
 		{file: "tenancy-mode.yaml", want: []at{{9, "spec.tenancy.mode", 0}}},
 		{file: "tenancy-namespace.yaml", want: []at{{13, "spec.tenancy.networkPolicy.allowedNamespaces[1]", 0}}},
@@ -223,6 +231,10 @@ func TestLoadExamples(t *testing.T) {
 			equal(t, "names", ps[0].Name+","+ps[1].Name, "onto-a,onto-b")
 			equal(t, "namespace", ps[1].Namespace, "team-b")
 			equal(t, "pods metric", ps[1].Spec.DataPlane.DataService.Autoscaling.PodsMetrics[0].AverageValue.String(), "100")
+		}},
+		{path: filepath.Join("testdata", "valid", "patches.yaml"), check: func(t *testing.T, ps []*v1alpha1.OntoPlatform) {
+			equal(t, "patches", len(ps[0].Spec.Patches), 3)
+			equal(t, "target selector", ps[0].Spec.Patches[1].Target.LabelSelector, "app.kubernetes.io/name=postgres")
 		}},
 		{path: filepath.Join("testdata", "valid", "platform.json"), check: func(t *testing.T, ps []*v1alpha1.OntoPlatform) {
 			equal(t, "label", ps[0].Labels["team"], "data")
