@@ -21,15 +21,19 @@ import (
 type FileFlags struct {
 	// Filename of the platform file; "-" reads stdin.
 	Filename string
-	// PatchFiles hold the user's kustomize patches, applied after everything the spec
-	// renders: the escape hatch for what the spec cannot say.
+	// PatchFiles hold one-off kustomize patches, applied after everything the spec
+	// renders (spec.patches included). They are not stored with the platform.
 	PatchFiles []string
+	// WarnUnstoredPatches makes loading warn, on stderr, that PatchFiles are not
+	// stored: set by commands that write the platform (apply), where the next run
+	// without the same --patch silently reverts what they changed.
+	WarnUnstoredPatches bool
 }
 
 // AddFlags registers -f/--filename and --patch.
 func (f *FileFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.StringVarP(&f.Filename, "filename", "f", "", "OntoPlatform file (YAML or JSON; - reads stdin)")
-	flags.StringArrayVar(&f.PatchFiles, "patch", nil, "Kustomize patches to apply to the rendered objects (repeatable): a list of {patch, target} entries, or strategic-merge patch documents")
+	flags.StringArrayVar(&f.PatchFiles, "patch", nil, "Kustomize patches for this run only, applied after spec.patches (repeatable): a list of {patch, target} entries, or strategic-merge patch documents; to keep a patch, put it in spec.patches")
 }
 
 // Validate requires the file.

@@ -8,8 +8,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -41,6 +43,9 @@ func (g *GlobalOptions) loadPlatforms(files FileFlags) ([]loadedPlatform, error)
 		}
 		patches = append(patches, ps...)
 	}
+	if files.WarnUnstoredPatches && len(files.PatchFiles) > 0 {
+		warnUnstoredPatches(g.ErrOut, files.PatchFiles)
+	}
 	platforms, err := g.readPlatforms(filename)
 	if err != nil {
 		return nil, err
@@ -58,6 +63,14 @@ func (g *GlobalOptions) loadPlatforms(files FileFlags) ([]loadedPlatform, error)
 		out = append(out, loadedPlatform{Platform: p, Release: rel, Patches: patches})
 	}
 	return out, nil
+}
+
+// warnUnstoredPatches tells the user that --patch files change this run only: the
+// platform stores its spec, not them, so a teammate's apply, an upgrade, a rollback
+// or the reconciler renders without them and reverts what they changed.
+func warnUnstoredPatches(w io.Writer, paths []string) {
+	fmt.Fprintf(w, "Warning: the patches of --patch (%s) apply to this run only and are not stored with the platform; "+
+		"the next apply without them reverts their changes. To keep a patch, add it to spec.patches.\n", strings.Join(paths, ", "))
 }
 
 // loadPlatform is loadPlatforms for commands that act on exactly one platform.
