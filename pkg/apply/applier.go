@@ -433,7 +433,7 @@ func (a *Applier) stopReason(ctx context.Context, err error) error {
 // writes reports whether applying p with opts writes anything: deletes count only when
 // prune is on.
 func writes(p *plan.Plan, opts Options) bool {
-	return p.Summary.Create+p.Summary.Update > 0 || (opts.Prune && p.Summary.Delete > 0)
+	return p.Summary.Create+p.Summary.Update+p.Summary.Replace > 0 || (opts.Prune && p.Summary.Delete > 0)
 }
 
 // deleteKinds are the group-kinds of the plan's deletes.
@@ -516,7 +516,7 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 		}
 		var writes []plan.Change
 		for _, c := range pl.Changes {
-			if (c.Action == plan.ActionCreate || c.Action == plan.ActionUpdate) && !done[c.Object] {
+			if (c.Action == plan.ActionCreate || c.Action == plan.ActionUpdate || c.Action == plan.ActionReplace) && !done[c.Object] {
 				writes = append(writes, c)
 			}
 		}
@@ -545,7 +545,11 @@ func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Chang
 	g.SetLimit(plan.DefaultConcurrency)
 	for _, c := range wave {
 		g.Go(func() error {
-			if err := a.applyOne(gctx, c, opts); err != nil {
+			write := a.applyOne
+			if c.Action == plan.ActionReplace {
+				write = a.replace
+			}
+			if err := write(gctx, c, opts); err != nil {
 				return &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
 			}
 			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action})

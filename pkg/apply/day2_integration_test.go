@@ -18,6 +18,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -475,5 +476,96 @@ func TestApplyLockWait(t *testing.T) {
 	opts.LockWait = time.Minute
 	if _, err := e.apply(opts); err != nil {
 		t.Fatalf("apply --lock-wait=1m: %v", err)
+	}
+}
+
+// TestStatefulSetVolumeGrowth (issue 7: immutable fields): a larger volume is planned
+// as a replace (claims expanded, StatefulSet recreated around its running pods), not a
+// failed plan; a smaller one, a new storage class, or a class that cannot expand are
+// refused before anything is written, naming the field.
+func TestStatefulSetVolumeGrowth(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	class := testcluster.UniqueName(t, "expandable")
+	sc := &storagev1.StorageClass{
+		ObjectMeta:           metav1.ObjectMeta{Name: class},
+		Provisioner:          "testcluster.onto.dev/hostpath",
+		AllowVolumeExpansion: ptr.To(true),
+		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+	}
+	if _, err := e.cluster.Kube.StorageV1().StorageClasses().Create(t.Context(), sc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.cluster.Kube.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{}) })
+	e.platform.Spec.Global.StorageClass = class
+	pg := &e.platform.Spec.Infrastructure.Postgres
+	pg.Storage = ptr.To(resource.MustParse("10Gi"))
+	e.mustApply()
+	ns := e.platform.Namespace
+	before, err := e.cluster.Kube.AppsV1().StatefulSets(ns).Get(t.Context(), "postgres", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := e.cluster.Kube.CoreV1().Pods(ns).Get(t.Context(), "postgres-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pg.Storage = ptr.To(resource.MustParse("20Gi"))
+	p := e.plan(e.desired())
+	var replace *plan.Change
+	for _, c := range changesOf(p, plan.ActionReplace) {
+		if c.Object.Kind == "StatefulSet" && c.Object.Name == "postgres" {
+			replace = &c
+		}
+	}
+	if replace == nil || len(replace.Claims) != 1 || replace.Claims[0].To != "20Gi" {
+		t.Fatalf("plan of a larger postgres volume: %+v; want a replace of StatefulSet postgres expanding its claim to 20Gi", p.Summary)
+	}
+	e.mustConverge()
+	after, err := e.cluster.Kube.AppsV1().StatefulSets(ns).Get(t.Context(), "postgres", metav1.GetOptions{})
+	if err != nil || after.UID == before.UID {
+		t.Fatalf("StatefulSet postgres after the replace: %v (same UID %v)", err, after.UID == before.UID)
+	}
+	claim, err := e.cluster.Kube.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), replace.Claims[0].Name, metav1.GetOptions{})
+	if err != nil || claim.Spec.Resources.Requests.Storage().String() != "20Gi" {
+		t.Fatalf("claim %s after the replace: %v, %v; want 20Gi", replace.Claims[0].Name, claim.Spec.Resources.Requests.Storage(), err)
+	}
+	kept, err := e.cluster.Kube.CoreV1().Pods(ns).Get(t.Context(), "postgres-0", metav1.GetOptions{})
+	if err != nil || kept.UID != pod.UID {
+		t.Fatalf("pod postgres-0 after the replace: %v; want the same pod, kept running", err)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		edit  func()
+		field string
+	}{
+		{name: "smaller", edit: func() { pg.Storage = ptr.To(resource.MustParse("5Gi")) }, field: "storage"},
+		{name: "another class", edit: func() { e.platform.Spec.Global.StorageClass = "standard" }, field: "storageClassName"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := e.platform.DeepCopy()
+			defer func() { e.platform = saved; pg = &saved.Spec.Infrastructure.Postgres }()
+			tc.edit()
+			_, err := (&plan.Planner{Clients: e.clients}).Plan(t.Context(), e.desired())
+			var ie *plan.ImmutableError
+			if !errors.As(err, &ie) || !strings.Contains(ie.Field, tc.field) || !strings.Contains(err.Error(), "postgres") {
+				t.Fatalf("plan = %v, want an ImmutableError on %s of StatefulSet postgres", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestStatefulSetVolumeGrowthNeedsExpansion: a class without allowVolumeExpansion
+// refuses the growth at plan time.
+func TestStatefulSetVolumeGrowthNeedsExpansion(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.platform.Spec.Infrastructure.Postgres.Storage = ptr.To(resource.MustParse("10Gi"))
+	e.mustApply()
+	e.platform.Spec.Infrastructure.Postgres.Storage = ptr.To(resource.MustParse("20Gi"))
+	_, err := (&plan.Planner{Clients: e.clients}).Plan(t.Context(), e.desired())
+	var ie *plan.ImmutableError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "does not allow volume expansion") {
+		t.Fatalf("plan = %v, want an ImmutableError about volume expansion", err)
 	}
 }

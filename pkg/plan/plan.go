@@ -24,6 +24,10 @@ const (
 	ActionUpdate    Action = "update"
 	ActionDelete    Action = "delete"
 	ActionUnchanged Action = "unchanged"
+	// ActionReplace recreates a StatefulSet whose volumes grew: its claims are
+	// expanded, then it is deleted leaving its pods running (orphaned) and created
+	// again, adopting them.
+	ActionReplace Action = "replace"
 )
 
 // PlatformPlane groups the CRD and the OntoPlatform object itself, planned before the
@@ -64,8 +68,10 @@ type Change struct {
 	// ResourceVersion of the live object when the plan was made; applying a saved plan
 	// refuses to run if it changed. Empty for creates.
 	ResourceVersion string `json:"resourceVersion,omitempty"`
-	// UID of the live object, for deletes: prune deletes only this very object.
+	// UID of the live object, for deletes and replaces: only this very object goes.
 	UID string `json:"uid,omitempty"`
+	// Claims a replace expands first.
+	Claims []ClaimResize `json:"claims,omitempty"`
 	// Desired is the object to apply (creates and updates). It never holds a Secret
 	// value: rendered Secrets carry none.
 	Desired *unstructured.Unstructured `json:"desired,omitempty"`
@@ -143,12 +149,13 @@ type Summary struct {
 	Update    int `json:"update"`
 	Delete    int `json:"delete"`
 	Unchanged int `json:"unchanged"`
+	Replace   int `json:"replace,omitempty"`
 	Conflicts int `json:"conflicts"`
 }
 
 // HasChanges reports whether applying the plan would write anything.
 func (p *Plan) HasChanges() bool {
-	return p.Summary.Create+p.Summary.Update+p.Summary.Delete > 0
+	return p.Summary.Create+p.Summary.Update+p.Summary.Delete+p.Summary.Replace > 0
 }
 
 // summarize recounts the summary from the changes.
@@ -165,6 +172,8 @@ func (p *Plan) summarize() {
 				s.Delete++
 			case ActionUnchanged:
 				s.Unchanged++
+			case ActionReplace:
+				s.Replace++
 			}
 			s.Conflicts += len(c.Conflicts)
 		}

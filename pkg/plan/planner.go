@@ -289,6 +289,9 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 		opts.Force = &force
 		merged, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
 	}
+	if isImmutableStatefulSetUpdate(obj, err) {
+		return pl.planStatefulSetReplace(ctx, ri, obj, live, conflicts, err)
+	}
 	if err != nil {
 		return Change{}, err
 	}

@@ -64,6 +64,9 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	}
 	s := p.Summary
 	fmt.Fprintf(&b, "\nPlan: %d to create, %d to update, %d to delete, %d unchanged", s.Create, s.Update, s.Delete, s.Unchanged)
+	if s.Replace > 0 {
+		fmt.Fprintf(&b, ", %d to replace", s.Replace)
+	}
 	if s.Conflicts > 0 {
 		fmt.Fprintf(&b, ", %s", t.Fail.Render(fmt.Sprintf("%d conflicts", s.Conflicts)))
 	}
@@ -84,12 +87,17 @@ func changeLines(c plan.Change, t *Terminal) []string {
 		sign, action = t.Warn.Render("~"), t.Warn.Render("update")
 	case plan.ActionDelete:
 		sign, action = t.Fail.Render("-"), t.Fail.Render("delete")
+	case plan.ActionReplace:
+		sign, action = t.Warn.Render("±"), t.Warn.Render("replace (pods kept running)")
 	default:
 		sign, action = t.Faint.Render("="), t.Faint.Render("unchanged")
 	}
 	lines := []string{fmt.Sprintf("  %s %s %s", sign, action, c.Object)}
 	for _, f := range c.Fields {
 		lines = append(lines, fmt.Sprintf("      %s: %s → %s", f.Path, formatValue(f.Old), formatValue(f.New)))
+	}
+	for _, cl := range c.Claims {
+		lines = append(lines, fmt.Sprintf("      expand PersistentVolumeClaim %s: %s → %s", cl.Name, cl.From, cl.To))
 	}
 	for _, cf := range c.Conflicts {
 		var line string

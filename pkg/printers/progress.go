@@ -135,7 +135,10 @@ func (p *Progress) Handle(e apply.Event) {
 	case apply.EventPlaneStarted:
 		line = t.Bold.Render("▸ "+e.Plane) + t.Faint.Render(" ("+e.Message+")")
 	case apply.EventObjectApplied:
-		verb := map[plan.Action]string{plan.ActionCreate: "created", plan.ActionUpdate: "updated"}[e.Action]
+		verb := map[plan.Action]string{plan.ActionCreate: "created", plan.ActionUpdate: "updated", plan.ActionReplace: "replaced (pods kept running)"}[e.Action]
+		if e.Message != "" {
+			verb += ": " + e.Message
+		}
 		line = fmt.Sprintf("    %s %s", e.Object, verb)
 	case apply.EventWaiting:
 		if e.Ready {
