@@ -607,9 +607,10 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 	if err != nil {
 		return err
 	}
+	force := opts.ForceConflicts || len(c.TakeOver) > 0
 	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
 		FieldManager: a.fieldManager(),
-		Force:        &opts.ForceConflicts,
+		Force:        &force,
 	})
 	switch {
 	case isFieldManagerConflict(err):

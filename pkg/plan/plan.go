@@ -70,6 +70,10 @@ type Change struct {
 	ResourceVersion string `json:"resourceVersion,omitempty"`
 	// UID of the live object, for deletes and replaces: only this very object goes.
 	UID string `json:"uid,omitempty"`
+	// TakeOver are fields of other managers this change takes without --force-conflicts,
+	// because the plan deletes what owned them (an autoscaler's spec.replicas when
+	// autoscaling is turned off).
+	TakeOver []Conflict `json:"takeOver,omitempty"`
 	// Claims a replace expands first.
 	Claims []ClaimResize `json:"claims,omitempty"`
 	// Desired is the object to apply (creates and updates). It never holds a Secret

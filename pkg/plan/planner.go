@@ -159,6 +159,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	}
 
 	pl.addDeletes(p, d, live)
+	takeBackReplicas(p, live)
 	p.summarize()
 	return p, nil
 }
@@ -487,5 +488,50 @@ func (pl *Planner) addDeletes(p *Plan, d *Desired, live map[string]*unstructured
 			pp = &p.Planes[len(p.Planes)-1]
 		}
 		pp.Changes = append(pp.Changes, Change{Action: ActionDelete, Object: RefOf(o), ResourceVersion: o.GetResourceVersion(), UID: string(o.GetUID())})
+	}
+}
+
+// takeBackReplicas settles the conflict of turning autoscaling off: the autoscaler
+// owns spec.replicas of its workload, so applying replicas again conflicts with it.
+// When the plan also deletes that autoscaler, the field is taken over (that object
+// alone is applied with force), since nobody else will want it.
+func takeBackReplicas(p *Plan, live map[string]*unstructured.Unstructured) {
+	released := map[string]bool{}
+	for _, pp := range p.Planes {
+		for _, c := range pp.Changes {
+			if c.Action != ActionDelete || c.Object.Group != "autoscaling" || c.Object.Kind != "HorizontalPodAutoscaler" {
+				continue
+			}
+			hpa := live[c.Object.key()]
+			if hpa == nil {
+				continue
+			}
+			kind, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "kind")
+			name, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "name")
+			released[kind+"/"+name] = true
+		}
+	}
+	if len(released) == 0 {
+		return
+	}
+	for i := range p.Planes {
+		for j := range p.Planes[i].Changes {
+			c := &p.Planes[i].Changes[j]
+			if c.Object.Group != "apps" || !released[c.Object.Kind+"/"+c.Object.Name] {
+				continue
+			}
+			kept := c.Conflicts[:0]
+			for _, cf := range c.Conflicts {
+				if cf.Kind == ConflictFieldManager && strings.TrimPrefix(cf.Field, ".") == "spec.replicas" {
+					c.TakeOver = append(c.TakeOver, cf)
+					continue
+				}
+				kept = append(kept, cf)
+			}
+			c.Conflicts = kept
+			if len(c.Conflicts) == 0 {
+				c.Conflicts = nil
+			}
+		}
 	}
 }
