@@ -22,6 +22,11 @@ const (
 	// LabelPlane is the plane an object belongs to, so prune and uninstall can order
 	// objects the platform no longer renders.
 	LabelPlane = "onto.paas/plane"
+	// LabelRevisionOf names the platform a revision snapshot Secret belongs to; the
+	// snapshots carry no inventory label, so prune and uninstall never list them.
+	LabelRevisionOf = "onto.paas/revision-of"
+	// LabelRevision is the revision number of a revision snapshot Secret.
+	LabelRevision = "onto.paas/revision"
 
 	// AnnotationGenerateKeys lists, comma-separated, the keys of a rendered Secret whose
 	// random values apply generates once in the cluster; the rendered Secret has none.
