@@ -82,6 +82,8 @@ type ApplyOptions struct {
 // NewCmdApply returns `kubectl onto apply`.
 func NewCmdApply(g *GlobalOptions) *cobra.Command {
 	o := &ApplyOptions{GlobalOptions: g}
+	// --patch applies to this run only: say so, so nobody relies on it being stored.
+	o.FileFlags.WarnUnstoredPatches = true
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Install or update the platform, plane by plane",

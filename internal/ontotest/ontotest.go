@@ -71,6 +71,16 @@ func catalog(t testing.TB) *release.Catalog {
 	return c
 }
 
+// Release is the default catalog's entry of version, as apply.Options.Release.
+func Release(t testing.TB, version string) *release.Release {
+	t.Helper()
+	r, err := catalog(t).Get(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
 // Desired renders p, with the user's patches, with the release its version names.
 func Desired(t testing.TB, p *v1alpha1.OntoPlatform, patches ...render.Patch) *plan.Desired {
 	t.Helper()
@@ -102,7 +112,9 @@ func ApplyOptions() apply.Options {
 func Install(t testing.TB, clients *kube.Clients, p *v1alpha1.OntoPlatform) {
 	t.Helper()
 	d := Desired(t, p)
-	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, ApplyOptions()); err != nil {
+	opts := ApplyOptions()
+	opts.Release = Release(t, p.Spec.Version)
+	if _, err := (&apply.Applier{Clients: clients, Now: time.Now}).Apply(t.Context(), d, opts); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 }

@@ -149,6 +149,9 @@ func (e *env) apply(opts apply.Options) ([]apply.Event, error) {
 		defer mu.Unlock()
 		events = append(events, ev)
 	}}
+	if opts.Release == nil {
+		opts.Release = ontotest.Release(e.t, e.platform.Spec.Version)
+	}
 	_, err := a.Apply(e.t.Context(), d, opts)
 	return events, err
 }
@@ -246,6 +249,11 @@ func TestApplyProductionExample(t *testing.T) {
 	}
 	if len(st.History) != 1 || st.History[0].Result != v1alpha1.RevisionSucceeded {
 		t.Fatalf("history = %+v, want one succeeded revision", st.History)
+	}
+	// The revision keeps what it was rendered from, in its snapshot.
+	snap, err := (&apply.Applier{Clients: e.clients}).LoadRevision(t.Context(), e.platform.Namespace, e.platform.Name, 1)
+	if err != nil || st.History[0].Snapshot != apply.RevisionSecretName(e.platform.Name, 1) || snap.Release.Version != "1.5.0" {
+		t.Fatalf("snapshot of revision 1 (%q): %+v, %v", st.History[0].Snapshot, snap, err)
 	}
 
 	if p := e.plan(e.desired()); p.HasChanges() {

@@ -24,6 +24,8 @@ const (
 	// EventLockTakenOver: the lock was held by a process of this host that is gone,
 	// and this run took it over.
 	EventLockTakenOver EventType = "LockTakenOver"
+	// EventWarning: something the run could not do that does not fail it.
+	EventWarning EventType = "Warning"
 )
 
 // Event is one step of an apply, for progress output (text lines, a spinner, or JSON

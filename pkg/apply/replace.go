@@ -9,6 +9,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,8 +58,55 @@ func (a *Applier) replace(ctx context.Context, c plan.Change, opts Options) erro
 	create := c
 	create.Action = plan.ActionCreate
 	create.ResourceVersion = ""
-	return a.applyOne(ctx, create, opts)
+	if err := a.applyOne(ctx, create, opts); err != nil {
+		return err
+	}
+	return a.settleRecreated(ctx, c.Desired)
 }
+
+// settleRecreated waits until the StatefulSet controller has observed the recreated
+// StatefulSet. Its status update for the deleted one can land on the new object (the
+// controller retries a conflicting status write on the object of the same name), which
+// then shows an observedGeneration above its generation and is never re-synced: a
+// metadata-only touch makes the controller look at it again.
+func (a *Applier) settleRecreated(ctx context.Context, obj *unstructured.Unstructured) error {
+	gvr, err := a.Clients.GVR(obj)
+	if err != nil {
+		return err
+	}
+	ri := a.Clients.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	touched := false
+	_, err = watchtools.UntilWithSync(ctx, kube.ListWatch(ri, "metadata.name="+obj.GetName()), &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || ev.Type == watch.Deleted {
+			return false, nil
+		}
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		switch {
+		case observed == u.GetGeneration():
+			return true, nil
+		case observed > u.GetGeneration() && !touched:
+			touched = true
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, recreatedAnnotation, a.now().UTC().Format(time.RFC3339))
+			if _, err := ri.Patch(ctx, u.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: a.fieldManager() + "-recreate"}); err != nil {
+				return false, fmt.Errorf("touch the recreated %s: %w", kube.Ref(u), err)
+			}
+		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	// On this wait's own timeout the plane's wait reports what is wrong; a run that was
+	// stopped stops here.
+	return parent.Err()
+}
+
+// recreatedAnnotation records when apply recreated a StatefulSet.
+const recreatedAnnotation = "onto.paas/recreated-at"
 
 // waitDeleted waits, by watch, until obj is gone (an orphaning delete first removes
 // the dependents' owner references, behind a finalizer).

@@ -103,10 +103,22 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
 	}
 	if writes(p, opts) {
-		next.History = appendRevision(next.History, v1alpha1.Revision{
-			Version: d.Version, Time: now, Action: opts.Action,
-			Result: resultOf(applyErr), Message: errMessage(applyErr),
-		})
+		rev := v1alpha1.Revision{Version: d.Version, Time: now, Action: opts.Action,
+			Result: resultOf(applyErr), Message: errMessage(applyErr)}
+		// A successful revision keeps what it was rendered from (spec with patches,
+		// release entry), so later runs can render it again without the file.
+		if applyErr == nil && opts.Release != nil {
+			n := nextRevision(next.History)
+			name, err := a.recordRevision(ctx, d, opts.Release, n)
+			rev.Snapshot = name
+			if err != nil {
+				// The platform is applied; only what rollback needs is missing. Say so
+				// rather than fail a run whose objects are all in place.
+				a.logger().Warn("revision snapshot not recorded", "revision", n, "err", err)
+				a.emit(Event{Type: EventWarning, Message: fmt.Sprintf("revision %d: snapshot not recorded: %v", n, err)})
+			}
+		}
+		next.History = appendRevision(next.History, rev)
 	}
 	return a.writeStatus(ctx, live, current.Status, next)
 }
@@ -141,12 +153,17 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
+// nextRevision is the number the next revision of history h gets.
+func nextRevision(h []v1alpha1.Revision) int64 {
+	if len(h) == 0 {
+		return 1
+	}
+	return h[len(h)-1].Revision + 1
+}
+
 // appendRevision adds r with the next revision number, keeping the newest MaxHistory.
 func appendRevision(h []v1alpha1.Revision, r v1alpha1.Revision) []v1alpha1.Revision {
-	r.Revision = 1
-	if len(h) > 0 {
-		r.Revision = h[len(h)-1].Revision + 1
-	}
+	r.Revision = nextRevision(h)
 	h = append(h, r)
 	if len(h) > v1alpha1.MaxHistory {
 		h = h[len(h)-v1alpha1.MaxHistory:]

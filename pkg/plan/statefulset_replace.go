@@ -44,11 +44,16 @@ func (e *ImmutableError) Error() string {
 }
 
 // isImmutableStatefulSetUpdate reports whether err is the API server refusing an
-// update of a StatefulSet's fields other than the ones it may change in place.
+// update of a StatefulSet's fields other than the ones it may change in place (the
+// wording differs between versions: "updates to statefulset spec for fields other
+// than ..." or "spec.volumeClaimTemplates: ... field is immutable").
 func isImmutableStatefulSetUpdate(obj *unstructured.Unstructured, err error) bool {
 	gvk := obj.GroupVersionKind()
-	return gvk.Group == "apps" && gvk.Kind == "StatefulSet" && apierrors.IsInvalid(err) &&
-		strings.Contains(err.Error(), "updates to statefulset spec for fields other than")
+	if gvk.Group != "apps" || gvk.Kind != "StatefulSet" || !apierrors.IsInvalid(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "updates to statefulset spec for fields other than") || strings.Contains(msg, "field is immutable")
 }
 
 // planStatefulSetReplace plans a StatefulSet whose volumeClaimTemplates grew: the

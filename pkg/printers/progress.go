@@ -158,6 +158,8 @@ func (p *Progress) Handle(e apply.Event) {
 		line = fmt.Sprintf("  %s %s kept: %s", t.Faint.Render("="), e.Object, e.Message)
 	case apply.EventPlaneDeleted:
 		line = t.OK.Render("✓ "+e.Plane) + " gone"
+	case apply.EventWarning:
+		line = t.Warn.Render("! warning: ") + e.Message
 	case apply.EventLockTakenOver:
 		line = t.Warn.Render("!") + " " + e.Message
 	case apply.EventDone:

@@ -96,4 +96,3 @@ func (o *Observer) Wait(ctx context.Context, namespace, name string, onUpdate fu
 	}
 	return out
 }
-
