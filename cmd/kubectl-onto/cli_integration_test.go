@@ -169,3 +169,51 @@ func TestCLIUnlock(t *testing.T) {
 		t.Fatalf("unlock of an unlocked platform: exit %d, %q", r.code, r.stdout)
 	}
 }
+
+// TestCLINamespaceFlag (issue 7.5): a file without a namespace is applied where -n
+// says; a file naming another namespace than -n is refused with nothing written.
+func TestCLINamespaceFlag(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	other := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	data, err := os.ReadFile(example("minimal.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noNS := filepath.Join(t.TempDir(), "platform.yaml")
+	if err := os.WriteFile(noNS, []byte(strings.Replace(string(data), "  namespace: onto-dev\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, "apply", "-f", noNS, "-n", ns, kc); r.code != 0 {
+		t.Fatalf("apply -n %s of a file without a namespace: exit %d: %s", ns, r.code, r.stderr)
+	}
+	if _, err := c.Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{}); err != nil {
+		t.Fatalf("gateway in %s after apply -n: %v", ns, err)
+	}
+	r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), "-n", other, kc)
+	if r.code != 1 || !strings.Contains(r.stderr, ns) || !strings.Contains(r.stderr, other) {
+		t.Fatalf("apply of a file in %s with -n %s: exit %d, %q; want 1 naming both", ns, other, r.code, r.stderr)
+	}
+	if deps, err := c.Kube.AppsV1().Deployments(other).List(t.Context(), metav1.ListOptions{}); err != nil || len(deps.Items) != 0 {
+		t.Fatalf("deployments in %s after a refused apply: %d, %v", other, len(deps.Items), err)
+	}
+}
+
+// TestCLIDryRunFailsLikeApply: apply --dry-run=server runs the same checks as a real
+// apply, so it fails where apply would (here --max-deletes), writing nothing.
+func TestCLIDryRunFailsLikeApply(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	if r := runCmd(t, "apply", "-f", platformFile(t, ns, "  gateway:\n    ingress: {enabled: true, host: onto.example.com}\n"), kc); r.code != 0 {
+		t.Fatalf("apply: %s", r.stderr)
+	}
+	r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), "--dry-run=server", "--max-deletes=0", kc)
+	if r.code != 1 || !strings.Contains(r.stderr, "--max-deletes") || !strings.Contains(r.stdout, "delete") {
+		t.Fatalf("apply --dry-run=server --max-deletes=0 of a plan that deletes: exit %d\nstdout %q\nstderr %q\nwant the plan shown and exit 1", r.code, r.stdout, r.stderr)
+	}
+	if _, err := c.Kube.NetworkingV1().Ingresses(ns).Get(t.Context(), "gateway", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the Ingress after a dry run: %v", err)
+	}
+}

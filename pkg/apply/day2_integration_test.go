@@ -605,3 +605,105 @@ func TestAutoscalingTurnedOff(t *testing.T) {
 		t.Fatalf("gateway after autoscaling was turned off: %v, %v; want 3 replicas", d.Spec.Replicas, err)
 	}
 }
+
+// TestAdoptUnownedObject (issue 7: adoption): an existing object with a rendered name
+// that belongs to no platform is a conflict, refused with --adopt as the way out, and
+// adopted (labelled, then updated and prunable) with it.
+func TestAdoptUnownedObject(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	ns := e.platform.Namespace
+	sa, err := e.cluster.Kube.CoreV1().ServiceAccounts(ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gateway", Namespace: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.plan(e.desired())
+	var found bool
+	for _, c := range changesOf(p, plan.ActionUpdate) {
+		if c.Object.Kind == "ServiceAccount" && c.Object.Name == "gateway" && len(c.Conflicts) == 1 && c.Conflicts[0].Kind == plan.ConflictUnowned {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("plan shows no unowned conflict on ServiceAccount gateway: %+v", p.Summary)
+	}
+	e.writes.Store(0)
+	_, err = e.apply(testOptions())
+	var ce *apply.ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "--adopt") || strings.Contains(err.Error(), "--force-conflicts") {
+		t.Fatalf("apply = %v, want a ConflictError offering --adopt (not --force-conflicts)", err)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("a refused adoption wrote %d requests", n)
+	}
+	opts := testOptions()
+	opts.Adopt = true
+	if _, err := e.apply(opts); err != nil {
+		t.Fatalf("apply --adopt: %v", err)
+	}
+	got, err := e.cluster.Kube.CoreV1().ServiceAccounts(ns).Get(t.Context(), "gateway", metav1.GetOptions{})
+	if err != nil || got.UID != sa.UID || got.Labels[inventory.PartOfLabel] != inventory.ID(ns, e.platform.Name) {
+		t.Fatalf("ServiceAccount gateway after --adopt: %v, labels %v", err, got.Labels)
+	}
+	if p := e.plan(e.desired()); p.HasChanges() || p.Summary.Conflicts != 0 {
+		t.Fatalf("plan after adoption: %+v", p.Summary)
+	}
+}
+
+// TestSpecPatchesTravelWithThePlatform: patches in spec.patches are applied, stored in
+// the OntoPlatform and in the revision's snapshot, so a run from the same file on
+// another machine renders the same objects.
+func TestSpecPatchesTravelWithThePlatform(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.platform.Spec.Patches = []v1alpha1.Patch{{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: gateway\n  annotations:\n    example.com/owner: platform-team\n"}}
+	e.mustConverge()
+	d, err := e.cluster.Kube.AppsV1().Deployments(e.platform.Namespace).Get(t.Context(), "gateway", metav1.GetOptions{})
+	if err != nil || d.Annotations["example.com/owner"] != "platform-team" {
+		t.Fatalf("gateway after apply with spec.patches: %v, annotations %v", err, d.Annotations)
+	}
+	snap, err := (&apply.Applier{Clients: e.clients}).LoadRevision(t.Context(), e.platform.Namespace, e.platform.Name, 1)
+	if err != nil || len(snap.Spec.Patches) != 1 {
+		t.Fatalf("revision 1 snapshot: %+v, %v; want the patch in its spec", snap, err)
+	}
+}
+
+// TestGeneratedSecretGetsNewKeys (issue 7: a release that adds a key to a generated
+// Secret): the missing key is added, masked in the plan, and no existing value changes.
+func TestGeneratedSecretGetsNewKeys(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	e.mustApply()
+	secrets := e.cluster.Kube.CoreV1().Secrets(e.platform.Namespace)
+	before, err := secrets.Get(t.Context(), "minio", metav1.GetOptions{})
+	if err != nil || len(before.Data) < 2 {
+		t.Fatalf("generated Secret minio: %v, %d keys; want at least 2", err, len(before.Data))
+	}
+	// As if an older release had made it without one of today's keys.
+	var dropped string
+	for k := range before.Data {
+		dropped = k
+		break
+	}
+	patch := fmt.Appendf(nil, `[{"op":"remove","path":"/data/%s"}]`, dropped)
+	if _, err := secrets.Patch(t.Context(), "minio", types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := e.plan(e.desired())
+	var change *plan.Change
+	for _, c := range changesOf(p, plan.ActionUpdate) {
+		if c.Object.Kind == "Secret" && c.Object.Name == "minio" {
+			change = &c
+		}
+	}
+	if change == nil || len(change.Fields) != 1 || change.Fields[0].Path != "data."+dropped || change.Fields[0].New != plan.Masked {
+		t.Fatalf("plan of a Secret missing key %s: %+v; want one update adding it, masked", dropped, change)
+	}
+	e.mustConverge()
+	after, err := secrets.Get(t.Context(), "minio", metav1.GetOptions{})
+	if err != nil || len(after.Data[dropped]) < 16 {
+		t.Fatalf("Secret minio after apply: %v; want key %s generated", err, dropped)
+	}
+	for k, v := range before.Data {
+		if k != dropped && string(after.Data[k]) != string(v) {
+			t.Fatalf("the value of key %s changed", k)
+		}
+	}
+}

@@ -9,6 +9,7 @@ package plan
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -121,4 +122,35 @@ func (d *Desired) Objects() []*unstructured.Unstructured {
 func IsGenerated(obj *unstructured.Unstructured) bool {
 	_, ok := obj.GetAnnotations()[render.AnnotationGenerateKeys]
 	return ok && isSecret(obj)
+}
+
+// GeneratedKeys are the keys whose values apply generates for a generated Secret.
+func GeneratedKeys(obj *unstructured.Unstructured) []string {
+	var out []string
+	for _, k := range strings.Split(obj.GetAnnotations()[render.AnnotationGenerateKeys], ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// planGenerated plans a generated Secret: created when absent; when present, its values
+// are never changed, but keys a newer release added are (an update that adds only
+// those, shown masked).
+func planGenerated(obj, live *unstructured.Unstructured) Change {
+	if live == nil {
+		return createChange(obj)
+	}
+	ch := Change{Action: ActionUnchanged, Object: RefOf(obj), ResourceVersion: live.GetResourceVersion()}
+	data, _, _ := unstructured.NestedMap(live.Object, "data")
+	for _, k := range GeneratedKeys(obj) {
+		if _, ok := data[k]; !ok {
+			ch.Fields = append(ch.Fields, FieldChange{Path: "data." + k, New: Masked})
+		}
+	}
+	if len(ch.Fields) > 0 {
+		ch.Action, ch.Desired = ActionUpdate, obj
+	}
+	return ch
 }

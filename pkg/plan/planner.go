@@ -129,11 +129,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 			case obj.GetNamespace() != "" && !nsExists:
 				changes[i] = createChange(obj)
 			case IsGenerated(obj):
-				if liveObj == nil {
-					changes[i] = createChange(obj)
-				} else {
-					changes[i] = Change{Action: ActionUnchanged, Object: ref, ResourceVersion: liveObj.GetResourceVersion()}
-				}
+				changes[i] = planGenerated(obj, liveObj)
 			default:
 				ch, err := pl.planObject(gctx, obj, liveObj, d.InventoryID, owners)
 				if err != nil {
