@@ -14,6 +14,7 @@ import (
 
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 )
 
@@ -88,16 +89,12 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 
 // loadDesired loads, validates and renders the file offline: everything applying it
 // writes. Bad input fails here, before any request.
-func (g *GlobalOptions) loadDesired(files FileFlags) (*plan.Desired, loadedPlatform, error) {
+func (g *GlobalOptions) loadDesired(files FileFlags) (*plan.Desired, platform.Loaded, error) {
 	lp, err := g.loadPlatform(files)
 	if err != nil {
 		return nil, lp, err
 	}
-	planes, err := lp.render()
-	if err != nil {
-		return nil, lp, fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
-	}
-	d, err := plan.NewDesired(lp.Platform, planes)
+	d, err := lp.Desired()
 	return d, lp, err
 }
 

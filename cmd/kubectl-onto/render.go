@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -78,9 +77,9 @@ func (o *RenderOptions) Run(_ context.Context) error {
 	}
 	var out []printers.PlaneObjects
 	for _, lp := range platforms {
-		planes, err := lp.render()
+		planes, err := lp.Render()
 		if err != nil {
-			return fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
+			return err
 		}
 		for _, p := range planes {
 			if o.plane != "" && p.Name != o.plane {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
@@ -63,7 +64,7 @@ func (o *ValidateOptions) Validate() error {
 
 // Run validates the file and prints the result; an invalid file exits 1.
 func (o *ValidateOptions) Run(_ context.Context) error {
-	res := printers.ValidationResult{File: inputName(o.Filename)}
+	res := printers.ValidationResult{File: platform.InputName(o.Filename)}
 	platforms, err := o.readPlatforms(o.Filename)
 	var invalid *spec.Error
 	switch {

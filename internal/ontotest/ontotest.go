@@ -20,6 +20,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
@@ -84,15 +85,7 @@ func Release(t testing.TB, version string) *release.Release {
 // Desired renders p, with the user's patches, with the release its version names.
 func Desired(t testing.TB, p *v1alpha1.OntoPlatform, patches ...render.Patch) *plan.Desired {
 	t.Helper()
-	rel, err := catalog(t).Get(p.Spec.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	planes, err := render.Render(p, render.Options{Release: rel, Patches: patches})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := plan.NewDesired(p, planes)
+	d, err := platform.Loaded{Platform: p, Release: *Release(t, p.Spec.Version), Patches: patches}.Desired()
 	if err != nil {
 		t.Fatal(err)
 	}

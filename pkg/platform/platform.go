@@ -1,0 +1,156 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package platform is the offline half of every command that acts on a platform file:
+// file → typed spec (defaults, validation, namespace) → release entry → rendered
+// planes → what apply writes (plan.Desired). It talks to no cluster. The CLI's plan,
+// apply, render and validate share it, and so will upgrade, doctor and the reconciler.
+package platform
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
+)
+
+// Loader reads platform files.
+type Loader struct {
+	Validator *spec.Validator
+	Catalog   *release.Catalog
+	// Namespace is the one the user asked for (kubectl's -n): platforms whose file names
+	// none go there, and a file naming another is refused. Empty when not given.
+	Namespace string
+	// ContextNamespace gives the namespace of platforms whose file names none when
+	// Namespace is empty (the kubeconfig context's). It is called only when a platform
+	// needs it, so files that name their namespace load without a kubeconfig. nil
+	// means "default", as kubectl.
+	ContextNamespace func() (string, error)
+	// Stdin is read for the file name "-".
+	Stdin io.Reader
+}
+
+// Loaded is one validated platform with the release its version names and the
+// one-off patches (--patch) of this run.
+type Loaded struct {
+	Platform *v1alpha1.OntoPlatform
+	Release  release.Release
+	// Patches apply after spec.patches, to this run only.
+	Patches []render.Patch
+}
+
+// Read reads, defaults and validates every platform of file and gives those that name
+// no namespace the default one, refusing a file that names another namespace than an
+// explicit default. It returns a *spec.Error when the file is invalid.
+func (l *Loader) Read(file string) ([]*v1alpha1.OntoPlatform, error) {
+	platforms, err := l.Validator.LoadFile(file, l.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	var def spec.NamespaceDefault
+	switch {
+	case l.Namespace != "":
+		def = spec.NamespaceDefault{Namespace: l.Namespace, Explicit: true}
+	case needsNamespace(platforms):
+		def.Namespace = "default"
+		if l.ContextNamespace != nil {
+			if def.Namespace, err = l.ContextNamespace(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := spec.SetNamespaces(InputName(file), platforms, def); err != nil {
+		return nil, err
+	}
+	return platforms, nil
+}
+
+func needsNamespace(platforms []*v1alpha1.OntoPlatform) bool {
+	for _, p := range platforms {
+		if p.Namespace == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Load is Read, plus each platform's release entry; patches are the run's one-off
+// patches.
+func (l *Loader) Load(file string, patches []render.Patch) ([]Loaded, error) {
+	platforms, err := l.Read(file)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Loaded, 0, len(platforms))
+	for _, p := range platforms {
+		rel, err := l.Catalog.Get(p.Spec.Version)
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", p.Namespace, p.Name, err)
+		}
+		out = append(out, Loaded{Platform: p, Release: rel, Patches: patches})
+	}
+	return out, nil
+}
+
+// LoadOne is Load for commands that act on exactly one platform.
+func (l *Loader) LoadOne(file string, patches []render.Patch) (Loaded, error) {
+	all, err := l.Load(file, patches)
+	if err != nil {
+		return Loaded{}, err
+	}
+	if len(all) != 1 {
+		return Loaded{}, fmt.Errorf("%s holds %d OntoPlatforms; this command takes exactly one", InputName(file), len(all))
+	}
+	return all[0], nil
+}
+
+// ReadPatchFiles reads --patch files.
+func ReadPatchFiles(paths []string) ([]render.Patch, error) {
+	var out []render.Patch
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read patch file: %w", err)
+		}
+		ps, err := render.LoadPatches(path, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+// Render renders the platform with its release and patches.
+func (lp Loaded) Render() ([]render.Plane, error) {
+	planes, err := render.Render(lp.Platform, render.Options{Release: lp.Release, Patches: lp.Patches})
+	if err != nil {
+		return nil, fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
+	}
+	return planes, nil
+}
+
+// Desired is everything applying the platform writes.
+func (lp Loaded) Desired() (*plan.Desired, error) {
+	planes, err := lp.Render()
+	if err != nil {
+		return nil, err
+	}
+	return plan.NewDesired(lp.Platform, planes)
+}
+
+// InputName is how errors name a platform file.
+func InputName(file string) string {
+	if file == "-" {
+		return spec.StdinName
+	}
+	return file
+}
