@@ -16,6 +16,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -215,5 +216,51 @@ func TestCLIDryRunFailsLikeApply(t *testing.T) {
 	}
 	if _, err := c.Kube.NetworkingV1().Ingresses(ns).Get(t.Context(), "gateway", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the Ingress after a dry run: %v", err)
+	}
+}
+
+// TestCLIStatusAgreesWithItself (issue 7.10): after a workload is scaled down behind
+// the tool's back, status reads the live workloads for its summary and says that the
+// recorded Ready condition is the last run's, and that the live count disagrees.
+func TestCLIStatusAgreesWithItself(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	if r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), kc); r.code != 0 {
+		t.Fatalf("apply: %s", r.stderr)
+	}
+	r := runCmd(t, "status", "-n", ns, kc)
+	if r.code != 0 || strings.Contains(r.stdout, "(recorded; live") || !strings.Contains(r.stdout, "recorded by the last run") {
+		t.Fatalf("status right after apply: exit %d\n%s", r.code, r.stdout)
+	}
+	scale := []byte(`{"spec":{"replicas":0}}`)
+	if _, err := c.Kube.AppsV1().Deployments(ns).Patch(t.Context(), "gateway", types.MergePatchType, scale, metav1.PatchOptions{}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, "status", "-n", ns, "-o", "json", kc)
+	var report struct {
+		Ready           bool   `json:"ready"`
+		ReadyComponents string `json:"readyComponents"`
+		Conditions      []struct {
+			Type          string `json:"type"`
+			Status        string `json:"status"`
+			LiveDisagrees bool   `json:"liveDisagrees"`
+		} `json:"conditions"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, r.stdout)
+	}
+	var readyRecorded, flagged bool
+	for _, cond := range report.Conditions {
+		if cond.Type == "Ready" {
+			readyRecorded, flagged = cond.Status == "True", cond.LiveDisagrees
+		}
+	}
+	if report.Ready || !readyRecorded || !flagged {
+		t.Fatalf("status after the gateway was scaled to 0: live ready %v (%s), recorded Ready %v, flagged %v; want live not ready, recorded True, flagged",
+			report.Ready, report.ReadyComponents, readyRecorded, flagged)
+	}
+	if r := runCmd(t, "status", "-n", ns, kc); !strings.Contains(r.stdout, "(recorded; live: "+report.ReadyComponents+" ready)") {
+		t.Fatalf("status text does not mark the recorded Ready condition:\n%s", r.stdout)
 	}
 }
