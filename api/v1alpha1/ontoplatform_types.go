@@ -120,7 +120,9 @@ type GlobalSpec struct {
 	ImageRegistry string `json:"imageRegistry,omitempty"`
 
 	// StorageClass of every PersistentVolumeClaim; empty uses the cluster's default class.
+	// It cannot change once set: existing volumes keep the class they were made with.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storageClass cannot change: existing volumes keep the class they were made with; move the data to a new platform instead"
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 

@@ -83,9 +83,9 @@ func (pl *Planner) planStatefulSetReplace(ctx context.Context, ri dynamic.Resour
 		}
 		oldClass, _, _ := unstructured.NestedString(old, "spec", "storageClassName")
 		newClass, _, _ := unstructured.NestedString(m, "spec", "storageClassName")
-		if newClass != "" && oldClass != newClass {
+		if oldClass != newClass {
 			return Change{}, &ImmutableError{Object: ref, Field: field + ".spec.storageClassName",
-				Reason: fmt.Sprintf("%s → %s: existing volumes keep their class; move the data to a new platform or component instead", oldClass, newClass)}
+				Reason: fmt.Sprintf("%q → %q: existing volumes keep their class; move the data to a new platform or component instead", oldClass, newClass)}
 		}
 		oldSize, _, _ := unstructured.NestedString(old, "spec", "resources", "requests", "storage")
 		newSize, _, _ := unstructured.NestedString(m, "spec", "resources", "requests", "storage")
