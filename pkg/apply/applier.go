@@ -16,20 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
-	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -124,42 +118,6 @@ func (e *ApplyError) Error() string {
 
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// ConflictError is returned before any write when the plan would take something that
-// is not this platform's: fields of other field managers (without ForceConflicts),
-// objects of another platform (always), objects of no platform (without Adopt).
-type ConflictError struct {
-	Changes []plan.Change
-}
-
-func (e *ConflictError) Error() string {
-	var b strings.Builder
-	b.WriteString("apply would take over what is not this platform's; nothing was written:")
-	kinds := map[plan.ConflictKind]bool{}
-	for _, c := range e.Changes {
-		for _, cf := range c.Conflicts {
-			kinds[cf.Kind] = true
-			switch cf.Kind {
-			case plan.ConflictInventory:
-				fmt.Fprintf(&b, "\n  %s belongs to %s", c.Object, cf.Manager)
-			case plan.ConflictUnowned:
-				fmt.Fprintf(&b, "\n  %s exists and belongs to no platform", c.Object)
-			default:
-				fmt.Fprintf(&b, "\n  %s: %s is owned by field manager %q", c.Object, cf.Field, cf.Manager)
-			}
-		}
-	}
-	if kinds[plan.ConflictInventory] {
-		b.WriteString("\nan object of another platform is never taken over: give this platform its own namespace, or uninstall the other one")
-	}
-	if kinds[plan.ConflictUnowned] {
-		b.WriteString("\nre-run with --adopt to make the existing objects this platform's (they are then updated, and pruned when no longer rendered), or delete them")
-	}
-	if kinds[plan.ConflictFieldManager] || kinds[""] {
-		b.WriteString("\nre-run with --force-conflicts to take the fields over, or remove the other manager's changes")
-	}
-	return b.String()
-}
-
 func (a *Applier) fieldManager() string {
 	if a.FieldManager != "" {
 		return a.FieldManager
@@ -194,6 +152,11 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	// run overwrites another's status. Its lease lives in the platform's namespace: on
 	// a first install into a new namespace, plan without it, create the CRD and the
 	// namespace (idempotent writes that every run would make alike), then take it.
+	// Another platform's namespace is refused before anything is written there, the
+	// lock's lease included.
+	if err := planner.CheckNamespace(ctx, d); err != nil {
+		return res, err
+	}
 	lockCtx, release, err := a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL, opts.LockWait)
 	var foundation *plan.Plan
 	if errors.Is(err, errNamespaceMissing) {
@@ -215,6 +178,11 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 		}
 	}
 	if opts.Saved != nil && foundation == nil {
+		// What this run would do now must pass as well: a saved plan is never a way
+		// around the checks (a plan made with --adopt, applied without it).
+		if err := Preflight(p, opts); err != nil {
+			return res, err
+		}
 		if err := plan.Verify(opts.Saved, p); err != nil {
 			return res, err
 		}
@@ -276,10 +244,24 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	if err != nil {
 		return res, err
 	}
+	// Each plane was healthy when it was waited for; one may have degraded while later
+	// planes were waited for. "Healthy" is the whole platform at the end.
+	if opts.Wait && st != nil && st.Phase == v1alpha1.PhaseDegraded {
+		return res, fmt.Errorf("the platform is not healthy at the end of the run: %s", conditionMessage(st.Conditions, v1alpha1.ConditionReady))
+	}
 	if writes(p, opts) {
 		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects written", res.Applied)})
 	}
 	return res, nil
+}
+
+func conditionMessage(conds []metav1.Condition, typ string) string {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 // installFoundation is the first step of an install into a namespace that does not
@@ -461,40 +443,6 @@ func withKinds(parent *unstructured.Unstructured, extra []schema.GroupKind) *uns
 	return out
 }
 
-// Preflight runs the checks of a plan that need no write: the delete guard, the
-// version guard and conflicts with other field managers. apply runs it before its first
-// write, and apply --dry-run=server too, so a dry run fails where the real run would.
-func Preflight(p *plan.Plan, opts Options) error {
-	if err := checkVersion(p, opts); err != nil {
-		return err
-	}
-	if opts.MaxDeletes >= 0 && opts.Prune && p.Summary.Delete > opts.MaxDeletes {
-		return fmt.Errorf("the plan deletes %d objects, more than --max-deletes=%d; nothing was written (review it with `kubectl onto plan`)", p.Summary.Delete, opts.MaxDeletes)
-	}
-	var conflicted []plan.Change
-	for _, pl := range p.Planes {
-		for _, c := range pl.Changes {
-			var blocking []plan.Conflict
-			for _, cf := range c.Conflicts {
-				switch {
-				case cf.Kind == plan.ConflictUnowned && opts.Adopt:
-				case (cf.Kind == plan.ConflictFieldManager || cf.Kind == "") && opts.ForceConflicts:
-				default:
-					blocking = append(blocking, cf)
-				}
-			}
-			if len(blocking) > 0 {
-				c.Conflicts = blocking
-				conflicted = append(conflicted, c)
-			}
-		}
-	}
-	if len(conflicted) > 0 {
-		return &ConflictError{Changes: conflicted}
-	}
-	return nil
-}
-
 func findNamespace(p *plan.Plan) *plan.Change {
 	for i := range p.Planes {
 		for j := range p.Planes[i].Changes {
@@ -502,244 +450,6 @@ func findNamespace(p *plan.Plan) *plan.Change {
 			if c.Object.Kind == "Namespace" && c.Object.Group == "" && c.Object.Name == p.Platform.Namespace {
 				return c
 			}
-		}
-	}
-	return nil
-}
-
-// applyPlanes applies each plane's creates and updates, except those already done,
-// then waits for the plane's workloads.
-func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, done map[plan.ObjectRef]bool, res *Result) error {
-	for _, pl := range p.Planes {
-		if pl.Name == plan.PlatformPlane {
-			continue
-		}
-		var writes []plan.Change
-		for _, c := range pl.Changes {
-			if (c.Action == plan.ActionCreate || c.Action == plan.ActionUpdate || c.Action == plan.ActionReplace) && !done[c.Object] {
-				writes = append(writes, c)
-			}
-		}
-		a.emit(Event{Type: EventPlaneStarted, Plane: pl.Name, Message: fmt.Sprintf("%d to write", len(writes))})
-		for _, wave := range writeWaves(writes) {
-			if err := a.applyWave(ctx, pl.Name, wave, opts); err != nil {
-				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
-				return err
-			}
-			res.Applied += len(wave)
-		}
-		if opts.Wait {
-			if err := a.waitPlane(ctx, d, pl.Name, opts, false); err != nil {
-				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
-				return err
-			}
-		}
-		a.emit(Event{Type: EventPlaneReady, Plane: pl.Name})
-	}
-	return nil
-}
-
-// applyWave writes changes concurrently and stops at the first error.
-func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Change, opts Options) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(plan.DefaultConcurrency)
-	for _, c := range wave {
-		g.Go(func() error {
-			write := a.applyOne
-			if c.Action == plan.ActionReplace {
-				write = a.replace
-			}
-			if err := write(gctx, c, opts); err != nil {
-				return &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
-			}
-			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action})
-			return nil
-		})
-	}
-	return g.Wait()
-}
-
-// writeWaves splits a plane's writes into waves written one after the other: what pods
-// reference (ServiceAccounts, Secrets, ConfigMaps, Services...), then the workloads,
-// then what refers to the workloads (autoscalers, disruption budgets). Within a wave
-// writes run concurrently; across waves a pod never races its ServiceAccount or its
-// new ConfigMap.
-func writeWaves(writes []plan.Change) [][]plan.Change {
-	var waves [3][]plan.Change
-	for _, c := range writes {
-		i := 0
-		switch c.Object.Kind {
-		case health.KindDeployment, health.KindStatefulSet:
-			i = 1
-		case "HorizontalPodAutoscaler", "PodDisruptionBudget":
-			i = 2
-		}
-		waves[i] = append(waves[i], c)
-	}
-	var out [][]plan.Change
-	for _, w := range waves {
-		if len(w) > 0 {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// applyOne writes one create or update: server-side apply, or for a generated Secret a
-// create with fresh random values.
-func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) error {
-	obj := c.Desired
-	if obj == nil {
-		return errors.New("the plan holds no object to apply")
-	}
-	if plan.IsGenerated(obj) {
-		return a.createGeneratedSecret(ctx, obj)
-	}
-	ri, err := a.Clients.Resource(obj)
-	if err != nil {
-		return err
-	}
-	if opts.Preconditions && c.ResourceVersion != "" {
-		obj = obj.DeepCopy()
-		obj.SetResourceVersion(c.ResourceVersion)
-	}
-	data, err := obj.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	force := opts.ForceConflicts || len(c.TakeOver) > 0
-	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-		FieldManager: a.fieldManager(),
-		Force:        &force,
-	})
-	switch {
-	case isFieldManagerConflict(err):
-		return fmt.Errorf("%w\nanother field manager owns some of these fields: re-run with --force-conflicts to take them over", err)
-	case apierrors.IsConflict(err) && opts.Preconditions:
-		return fmt.Errorf("it changed in the cluster since the saved plan was made (%w): make a new plan, review it and apply that", err)
-	}
-	return err
-}
-
-// isFieldManagerConflict reports whether err is a server-side apply conflict over
-// fields another manager owns, as opposed to other 409s (a stale resourceVersion), for
-// which --force-conflicts would be the wrong advice.
-func isFieldManagerConflict(err error) bool {
-	var status apierrors.APIStatus
-	if !apierrors.IsConflict(err) || !errors.As(err, &status) || status.Status().Details == nil {
-		return false
-	}
-	for _, c := range status.Status().Details.Causes {
-		if c.Type == metav1.CauseTypeFieldManagerConflict {
-			return true
-		}
-	}
-	return false
-}
-
-// waitPlane waits, by watch, until the plane's workloads are ready, reporting pod
-// problems as they appear. It stops early when a new pod crash-loops, and explains
-// from the pods why a workload is not ready when the plane timeout passes. quiet leaves
-// out the workloads that are ready from the start (a run with nothing to write).
-func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options, quiet bool) error {
-	var objs []*unstructured.Unstructured
-	for _, pl := range d.Planes {
-		if string(pl.Name) == plane {
-			objs = pl.Objects
-		}
-	}
-	if !slices.ContainsFunc(objs, health.IsWorkload) {
-		return nil
-	}
-	timeout := opts.PlaneTimeout
-	if timeout <= 0 {
-		timeout = 5 * time.Minute
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	w := &health.Waiter{Dynamic: a.Clients.Dynamic, WatchPods: true, CrashLoopRestarts: opts.CrashLoopRestarts}
-	var mu sync.Mutex
-	shown := map[string]bool{}
-	err := w.Wait(wctx, objs, a.Clients.GVR, func(u health.Update) {
-		ref := kube.Ref(u.Object)
-		mu.Lock()
-		skip := quiet && u.Ready && !shown[ref]
-		shown[ref] = shown[ref] || !u.Ready
-		mu.Unlock()
-		if !skip {
-			a.emit(Event{Type: EventWaiting, Plane: plane, Object: ref, Ready: u.Ready, Message: u.Message})
-		}
-	})
-	var crash *health.CrashLoopError
-	if errors.As(err, &crash) {
-		why := crash.Error()
-		if explained, xerr := health.Explain(ctx, a.Clients.Kube, crash.Workload); xerr == nil && explained != "" {
-			why += " (" + explained + ")"
-		}
-		return &ApplyError{Plane: plane, Object: kube.Ref(crash.Workload), Err: fmt.Errorf("%s; stopped without waiting out --plane-timeout (--crashloop-restarts=%d)", why, opts.CrashLoopRestarts)}
-	}
-	var create *health.PodCreateError
-	if errors.As(err, &create) {
-		return &ApplyError{Plane: plane, Object: kube.Ref(create.Workload), Err: fmt.Errorf("%w; stopped without waiting out --plane-timeout", create)}
-	}
-	var nr *health.NotReadyError
-	if err != nil && !errors.As(err, &nr) {
-		return &ApplyError{Plane: plane, Err: fmt.Errorf("wait for the plane's workloads: %w", err)}
-	}
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	// Name the first workload that is not ready and why, from its pods.
-	first := nr.Objects[0]
-	why := nr.Reasons[first.GetName()+"/"+first.GetKind()]
-	if explained, xerr := health.Explain(ctx, a.Clients.Kube, first); xerr == nil && explained != "" {
-		why = explained
-	}
-	more := ""
-	if len(nr.Objects) > 1 {
-		more = fmt.Sprintf(" (and %d more not ready)", len(nr.Objects)-1)
-	}
-	return &ApplyError{Plane: plane, Object: kube.Ref(first),
-		Err: fmt.Errorf("not ready after %s: %s%s", timeout, why, more)}
-}
-
-// prune deletes, in reverse plane order, the inventory members the plan marks.
-func (a *Applier) prune(ctx context.Context, p *plan.Plan, res *Result) error {
-	for i := len(p.Planes) - 1; i >= 0; i-- {
-		pl := p.Planes[i]
-		for _, c := range pl.Changes {
-			if c.Action != plan.ActionDelete {
-				continue
-			}
-			obj := &unstructured.Unstructured{}
-			obj.SetGroupVersionKind(c.Object.GroupVersionKind())
-			obj.SetNamespace(c.Object.Namespace)
-			obj.SetName(c.Object.Name)
-			ri, err := a.Clients.Resource(obj)
-			if err != nil {
-				return &ApplyError{Plane: pl.Name, Object: c.Object.String(), Err: err}
-			}
-			policy := metav1.DeletePropagationBackground
-			del := metav1.DeleteOptions{PropagationPolicy: &policy}
-			if c.UID != "" {
-				uid := types.UID(c.UID)
-				del.Preconditions = &metav1.Preconditions{UID: &uid}
-			}
-			err = ri.Delete(ctx, c.Object.Name, del)
-			if apierrors.IsConflict(err) {
-				// Deleted and re-created since the plan: the object there now was never
-				// planned for deletion.
-				a.logger().Info("prune skipped: the object was replaced since the plan", "object", c.Object.String())
-				continue
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
-				return &ApplyError{Plane: pl.Name, Object: c.Object.String(), Err: fmt.Errorf("prune: %w", err)}
-			}
-			res.Applied++
-			a.emit(Event{Type: EventObjectPruned, Plane: pl.Name, Object: c.Object.String(), Action: plan.ActionDelete})
 		}
 	}
 	return nil

@@ -186,10 +186,15 @@ func TestApplyCrashLoopFailsEarly(t *testing.T) {
 		t.Fatalf("apply failed after %s: it waited out the plane timeout (%s)", took, opts.PlaneTimeout)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(shown) == 0 || !strings.Contains(shown[0].Object, "gateway") || !strings.Contains(shown[0].Message, "restarts") {
 		t.Fatalf("progress showed no CrashLoopBackOff of a gateway pod before the failure: %+v", shown)
 	}
+	mu.Unlock()
+
+	// The fix: the old pods still crash-loop while it rolls out, and must not be
+	// blamed on it.
+	e.patches = nil
+	e.mustConverge()
 }
 
 // TestApplyRunsUnderTheLock (issue 7.3): even with nothing to write, a run takes the
@@ -384,6 +389,18 @@ func TestApplyWithoutWaitRecordsProgressing(t *testing.T) {
 	if st.Phase == v1alpha1.PhaseDegraded || st.Phase == v1alpha1.PhaseError || meta(st, v1alpha1.ConditionProgressing) != metav1.ConditionTrue {
 		t.Fatalf("after --wait=false: phase %s, Progressing %s; want a rollout in progress", st.Phase, meta(st, v1alpha1.ConditionProgressing))
 	}
+	// Healthy once the cause is gone; the run that finds it so, with nothing to
+	// write, records the revision as installed, with its snapshot.
+	e.patches = nil
+	if _, err := e.apply(opts); err != nil {
+		t.Fatal(err)
+	}
+	e.mustApply()
+	st = e.getPlatform().Status
+	last := st.History[len(st.History)-1]
+	if st.Phase != v1alpha1.PhaseRunning || last.Result != v1alpha1.RevisionSucceeded || last.Snapshot == "" || st.ObservedGeneration == 0 {
+		t.Fatalf("after the healthy run: phase %s, last revision %+v, observedGeneration %d", st.Phase, last, st.ObservedGeneration)
+	}
 }
 
 // TestApplyFailsFastWhenPodsCannotBeCreated: pods that are never created (here a
@@ -427,7 +444,7 @@ func TestApplyAfterKill9(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	dead := apply.Process{Host: self.Host, PID: child.Process.Pid, Start: apply.ProcessStart(child.Process.Pid)}
+	dead := apply.Process{Host: self.Host, PID: child.Process.Pid, Start: apply.ProcessStart(child.Process.Pid), Boot: self.Boot, PIDNS: self.PIDNS}
 	_ = child.Process.Kill()
 	_ = child.Wait()
 	held := &apply.Lock{Kube: e.cluster.Kube, Namespace: e.platform.Namespace, Name: apply.LockName(e.platform.Name),
@@ -640,7 +657,17 @@ func TestAdoptUnownedObject(t *testing.T) {
 	if n := e.writes.Load(); n != 0 {
 		t.Fatalf("a refused adoption wrote %d requests", n)
 	}
+	// A plan saved with --adopt does not adopt when applied without it.
+	saved, err := (&plan.Planner{Clients: e.clients, Adopt: true}).Plan(t.Context(), e.desired())
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := testOptions()
+	opts.Saved, opts.Preconditions = saved, true
+	if _, err := e.apply(opts); !errors.As(err, &ce) {
+		t.Fatalf("apply --plan of a plan made with --adopt, without --adopt = %v, want a ConflictError", err)
+	}
+	opts = testOptions()
 	opts.Adopt = true
 	if _, err := e.apply(opts); err != nil {
 		t.Fatalf("apply --adopt: %v", err)
@@ -711,4 +738,43 @@ func TestGeneratedSecretGetsNewKeys(t *testing.T) {
 			t.Fatalf("the value of key %s changed", k)
 		}
 	}
+}
+
+// TestApplyFailsFastWhenPodSecurityForbidsPods: a Deployment whose pods PodSecurity
+// admission forbids reports ReplicaFailure; the plane fails at once with the
+// admission's message.
+func TestApplyFailsFastWhenPodSecurityForbidsPods(t *testing.T) {
+	e := newEnv(t, "minimal.yaml")
+	ps, err := render.LoadPatches("privileged", []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gateway
+spec:
+  template:
+    spec:
+      containers:
+      - name: gateway
+        securityContext:
+          privileged: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.patches = ps
+	opts := testOptions()
+	opts.PlaneTimeout = 3 * time.Minute
+	start := time.Now()
+	_, err = e.apply(opts)
+	took := time.Since(start)
+	var ae *apply.ApplyError
+	if !errors.As(err, &ae) || ae.Plane != "gateway" || !strings.Contains(err.Error(), "cannot be created") || !strings.Contains(err.Error(), "PodSecurity") {
+		t.Fatalf("apply = %v, want the gateway plane to fail naming PodSecurity", err)
+	}
+	if took >= opts.PlaneTimeout {
+		t.Fatalf("apply failed after %s: it waited out the plane timeout", took)
+	}
+	// The fix: the old ReplicaSet's failure is still on the Deployment while the new
+	// one rolls out, and must not fail it.
+	e.patches = nil
+	e.mustConverge()
 }

@@ -100,7 +100,10 @@ func (l *Lock) Acquire(ctx context.Context) error {
 		}
 		return true, err
 	})
-	if werr != nil && ctx.Err() == nil && errors.As(err, &locked) {
+	if ctx.Err() != nil {
+		return ctx.Err() // stopped while waiting (Ctrl-C, --timeout)
+	}
+	if werr != nil && errors.As(err, &locked) {
 		locked.Waited = l.Wait
 		return locked
 	}
@@ -292,4 +295,42 @@ func LeaseOf(ctx context.Context, kube kubernetes.Interface, namespace, platform
 	}
 	holder, expires := leaseHolder(lease)
 	return holder, expires, nil
+}
+
+// lock takes the platform's lease and keeps it alive; release gives it back. The
+// returned context ends if the lease is lost to another run, so this one stops writing.
+func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl, wait time.Duration) (context.Context, func(), error) {
+	lock := &Lock{Kube: a.Clients.Kube, Namespace: namespace, Name: LockName(name), Holder: holder, TTL: ttl, Now: a.now, Process: a.Process, Wait: wait}
+	if lock.Holder == "" {
+		lock.Holder = DefaultHolder()
+	}
+	if lock.TTL <= 0 {
+		lock.TTL = time.Minute
+	}
+	if err := lock.Acquire(ctx); err != nil {
+		return ctx, nil, err
+	}
+	if lock.tookOver != "" {
+		a.emit(Event{Type: EventLockTakenOver, Message: fmt.Sprintf("took over the lock of %s: that process is no longer running on this host", lock.tookOver)})
+	}
+	runCtx, lost := context.WithCancelCause(ctx)
+	keepCtx, stopKeep := context.WithCancel(runCtx)
+	keepDone := make(chan struct{})
+	go func() {
+		defer close(keepDone)
+		if err := lock.KeepAlive(keepCtx); err != nil {
+			a.logger().Warn("lost the lock", "err", err)
+			lost(err)
+		}
+	}()
+	return runCtx, func() {
+		stopKeep()
+		<-keepDone
+		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := lock.Release(relCtx); err != nil {
+			a.logger().Warn("release lock", "err", err)
+		}
+		lost(nil)
+	}, nil
 }

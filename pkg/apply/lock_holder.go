@@ -22,14 +22,21 @@ const (
 	holderHostAnnotation  = "onto.paas/holder-host"
 	holderPIDAnnotation   = "onto.paas/holder-pid"
 	holderStartAnnotation = "onto.paas/holder-start"
+	// The kernel boot and PID namespace: a host name is not unique across
+	// containers, and a PID means something only in its own namespace.
+	holderBootAnnotation  = "onto.paas/holder-boot"
+	holderPIDNSAnnotation = "onto.paas/holder-pidns"
 )
 
 // Process identifies a running process: host, PID and start time (the PID alone may
-// have been reused). Start is empty where the system does not tell it.
+// have been reused), within a kernel boot and PID namespace. Start is empty where the
+// system does not tell it.
 type Process struct {
 	Host  string
 	PID   int
 	Start string
+	Boot  string
+	PIDNS string
 }
 
 // CurrentProcess is this process.
@@ -39,7 +46,9 @@ func CurrentProcess() Process {
 		host = ""
 	}
 	pid := os.Getpid()
-	return Process{Host: host, PID: pid, Start: processStart(pid)}
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	pidns, _ := os.Readlink("/proc/self/ns/pid")
+	return Process{Host: host, PID: pid, Start: processStart(pid), Boot: strings.TrimSpace(string(boot)), PIDNS: pidns}
 }
 
 // ProcessStart is the start time of process pid as a lease records it; "" when the
@@ -75,6 +84,8 @@ func (p Process) annotate(lease *coordinationv1.Lease) {
 	lease.Annotations[holderHostAnnotation] = p.Host
 	lease.Annotations[holderPIDAnnotation] = strconv.Itoa(p.PID)
 	lease.Annotations[holderStartAnnotation] = p.Start
+	lease.Annotations[holderBootAnnotation] = p.Boot
+	lease.Annotations[holderPIDNSAnnotation] = p.PIDNS
 }
 
 // holderGone reports whether lease names a process on this host (self) that no longer
@@ -82,7 +93,8 @@ func (p Process) annotate(lease *coordinationv1.Lease) {
 // recorded) counts as alive: only the lease's expiry frees it then.
 func holderGone(lease *coordinationv1.Lease, self Process) bool {
 	ann := lease.Annotations
-	if self.Host == "" || ann[holderHostAnnotation] != self.Host || self.Start == "" {
+	if self.Host == "" || ann[holderHostAnnotation] != self.Host || self.Start == "" ||
+		self.Boot == "" || ann[holderBootAnnotation] != self.Boot || self.PIDNS == "" || ann[holderPIDNSAnnotation] != self.PIDNS {
 		return false
 	}
 	pid, err := strconv.Atoi(ann[holderPIDAnnotation])

@@ -18,7 +18,7 @@ import (
 
 func TestHolderGone(t *testing.T) {
 	self := CurrentProcess()
-	if self.Start == "" {
+	if self.Start == "" || self.Boot == "" || self.PIDNS == "" {
 		t.Skip("no /proc: the holder of a lease cannot be checked here")
 	}
 	// A process that ran and exited: its PID names nothing now (or a new process with
@@ -32,8 +32,13 @@ func TestHolderGone(t *testing.T) {
 	lease := func(host string, pid int, start string) *coordinationv1.Lease {
 		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 			holderHostAnnotation: host, holderPIDAnnotation: strconv.Itoa(pid), holderStartAnnotation: start,
+			holderBootAnnotation: self.Boot, holderPIDNSAnnotation: self.PIDNS,
 		}}}
 	}
+	inOtherPIDNamespace := lease(self.Host, dead, "12345")
+	inOtherPIDNamespace.Annotations[holderPIDNSAnnotation] = "pid:[1]"
+	afterReboot := lease(self.Host, dead, "12345")
+	afterReboot.Annotations[holderBootAnnotation] = "another-boot"
 	tests := []struct {
 		name  string
 		lease *coordinationv1.Lease
@@ -44,6 +49,8 @@ func TestHolderGone(t *testing.T) {
 		{name: "live process on this host", lease: lease(self.Host, parent, processStart(parent))},
 		{name: "this process", lease: lease(self.Host, self.PID, self.Start)},
 		{name: "another host", lease: lease("elsewhere", dead, "12345")},
+		{name: "another PID namespace (a container with the same host name)", lease: inOtherPIDNamespace},
+		{name: "another boot", lease: afterReboot},
 		{name: "no start time recorded", lease: lease(self.Host, dead, "")},
 		{name: "no annotations (an older run)", lease: &coordinationv1.Lease{}},
 	}

@@ -52,7 +52,14 @@ func (a *Applier) replace(ctx context.Context, c plan.Change, opts Options) erro
 	if err := ri.Delete(ctx, c.Object.Name, del); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the StatefulSet, keeping its pods, to recreate it with larger volumes: %w", err)
 	}
-	if err := a.waitDeleted(ctx, c.Desired); err != nil {
+	// Bounded: the orphaning delete waits for the garbage collector's finalizer.
+	timeout := opts.PlaneTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := a.waitDeleted(wctx, c.Desired); err != nil {
 		return err
 	}
 	create := c

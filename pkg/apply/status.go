@@ -78,7 +78,7 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	next.ReadyComponents = fmt.Sprintf("%d/%d", ready, total)
 	set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "")
 	switch {
-	case applyErr == nil && ready < total && !opts.Wait:
+	case applyErr == nil && ready < total && !opts.Wait && writes(p, opts):
 		// Not waited for: pods still starting are a rollout in progress, not a failure.
 		if next.Version == "" {
 			next.Phase = v1alpha1.PhaseInstalling
@@ -102,7 +102,11 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
 	}
-	if writes(p, opts) {
+	// A revision is every run that wrote, and a run that wrote nothing but found the
+	// spec healthy for the first time (after a run that was killed, or failed, once
+	// its objects were written): its spec is then installed, and rollback needs it.
+	converged := applyErr == nil && next.Phase == v1alpha1.PhaseRunning && current.Status.ObservedGeneration != current.Generation
+	if writes(p, opts) || converged {
 		rev := v1alpha1.Revision{Version: d.Version, Time: now, Action: opts.Action,
 			Result: resultOf(applyErr), Message: errMessage(applyErr)}
 		// A successful revision keeps what it was rendered from (spec with patches,

@@ -70,6 +70,12 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 			return res, err
 		}
 		defer release()
+		// Planned again under the lock: a run that held it (--lock-wait) may have
+		// created objects the first plan could not see.
+		if p, err = a.PlanUninstall(ctx, p.Platform.Namespace, p.Platform.Name, opts); err != nil {
+			return res, err
+		}
+		res.Plan = p
 	}
 	for _, k := range p.Kept {
 		a.emit(Event{Type: EventObjectKept, Object: k.Object.String(), Message: k.Reason})
@@ -107,44 +113,6 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 		}
 	}
 	return nil
-}
-
-// lock takes the platform's lease and keeps it alive; release gives it back. The
-// returned context ends if the lease is lost to another run, so this one stops writing.
-func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl, wait time.Duration) (context.Context, func(), error) {
-	lock := &Lock{Kube: a.Clients.Kube, Namespace: namespace, Name: LockName(name), Holder: holder, TTL: ttl, Now: a.now, Process: a.Process, Wait: wait}
-	if lock.Holder == "" {
-		lock.Holder = DefaultHolder()
-	}
-	if lock.TTL <= 0 {
-		lock.TTL = time.Minute
-	}
-	if err := lock.Acquire(ctx); err != nil {
-		return ctx, nil, err
-	}
-	if lock.tookOver != "" {
-		a.emit(Event{Type: EventLockTakenOver, Message: fmt.Sprintf("took over the lock of %s: that process is no longer running on this host", lock.tookOver)})
-	}
-	runCtx, lost := context.WithCancelCause(ctx)
-	keepCtx, stopKeep := context.WithCancel(runCtx)
-	keepDone := make(chan struct{})
-	go func() {
-		defer close(keepDone)
-		if err := lock.KeepAlive(keepCtx); err != nil {
-			a.logger().Warn("lost the lock", "err", err)
-			lost(err)
-		}
-	}()
-	return runCtx, func() {
-		stopKeep()
-		<-keepDone
-		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := lock.Release(relCtx); err != nil {
-			a.logger().Warn("release lock", "err", err)
-		}
-		lost(nil)
-	}, nil
 }
 
 // deleteStep deletes one step's objects, then waits until they are gone.

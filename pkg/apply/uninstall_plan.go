@@ -8,6 +8,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
@@ -265,6 +267,13 @@ func (a *Applier) foreignObjects(ctx context.Context, namespace, id, name string
 		return nil, fmt.Errorf("discover namespaced resources: %w", err)
 	}
 	var out []string
+	var failed *discovery.ErrGroupDiscoveryFailed
+	if errors.As(err, &failed) {
+		// An API group that cannot be listed may hold anything: the namespace stays.
+		for gv := range failed.Groups {
+			out = append(out, "whatever "+gv.String()+" holds (that API cannot be listed now)")
+		}
+	}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {

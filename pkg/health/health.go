@@ -42,6 +42,9 @@ func IsWorkload(obj *unstructured.Unstructured) bool {
 type Ready struct {
 	Ready   bool
 	Message string
+	// Failed is kstatus's final verdict (a Deployment past its progress deadline):
+	// waiting longer will not make it ready.
+	Failed bool
 }
 
 // Check computes whether a live object is ready.
@@ -50,7 +53,7 @@ func Check(obj *unstructured.Unstructured) Ready {
 	if err != nil {
 		return Ready{Message: err.Error()}
 	}
-	return Ready{Ready: res.Status == kstatus.CurrentStatus, Message: res.Message}
+	return Ready{Ready: res.Status == kstatus.CurrentStatus, Failed: res.Status == kstatus.FailedStatus, Message: res.Message}
 }
 
 // Replicas returns the desired and ready replicas of a Deployment or StatefulSet.

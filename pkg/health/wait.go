@@ -48,6 +48,17 @@ func (e *NotReadyError) Error() string {
 
 func (e *NotReadyError) Unwrap() error { return e.Cause }
 
+// FailedError stops a wait early: kstatus says a workload failed for good (a
+// Deployment past its progressDeadlineSeconds).
+type FailedError struct {
+	Workload *unstructured.Unstructured
+	Message  string
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("%s %s failed: %s", e.Workload.GetKind(), e.Workload.GetName(), e.Message)
+}
+
 // Waiter waits for workloads with watches (an informer-backed list+watch per kind),
 // never by sleeping.
 type Waiter struct {
@@ -125,11 +136,14 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 				}
 				id := obj.GetName() + "/" + obj.GetKind()
 				if pw := pods[k.ns]; pw != nil {
-					pw.seen(obj)
+					pw.seen(ctx, obj)
 				}
 				r := w.check(obj)
 				if ev.Type == watch.Deleted {
 					r = Ready{Message: "deleted"}
+				}
+				if r.Failed {
+					fail(&FailedError{Workload: obj, Message: r.Message})
 				}
 				mu.Lock()
 				changed := ready[obj.GetName()] != r.Ready || messages[id] != r.Message
@@ -165,6 +179,10 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 	var create *PodCreateError
 	if errors.As(context.Cause(ctx), &create) {
 		return create
+	}
+	var failed *FailedError
+	if errors.As(context.Cause(ctx), &failed) {
+		return failed
 	}
 	nr := &NotReadyError{Reasons: messages, Cause: errors.Join(errs...)}
 	for _, o := range pending {

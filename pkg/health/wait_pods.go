@@ -95,22 +95,67 @@ func newPodWatch(w *Waiter, namespace string, objs []*unstructured.Unstructured,
 func workloadKey(o *unstructured.Unstructured) string { return o.GetKind() + "/" + o.GetName() }
 
 // seen records the live state of a workload from the workload watch, and fails the
-// wait when a Deployment reports that its ReplicaSet cannot create pods.
-func (pw *podWatch) seen(obj *unstructured.Unstructured) {
+// wait when a Deployment's new ReplicaSet cannot create pods. The Deployment's own
+// ReplicaFailure condition also carries old ReplicaSets' failures (the run may be the
+// fix for them), so the new ReplicaSet's condition decides, once the controller has
+// seen the Deployment's current spec.
+func (pw *podWatch) seen(ctx context.Context, obj *unstructured.Unstructured) {
 	pw.mu.Lock()
 	pw.live[workloadKey(obj)] = obj
 	pw.mu.Unlock()
-	if obj.GetKind() != KindDeployment {
+	if obj.GetKind() != KindDeployment || !observedCurrent(obj) || replicaFailure(obj) == "" {
 		return
 	}
+	if msg := pw.newReplicaSetFailure(ctx, obj); msg != "" {
+		pw.fail(&PodCreateError{Workload: pw.workloads[workloadKey(obj)], Message: msg})
+	}
+}
+
+// replicaFailure is the message of an object's ReplicaFailure condition when it is
+// True (Deployments and ReplicaSets both have one).
+func replicaFailure(obj *unstructured.Unstructured) string {
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m["type"] == "ReplicaFailure" && m["status"] == "True" {
 			msg, _ := m["message"].(string)
-			pw.fail(&PodCreateError{Workload: pw.workloads[workloadKey(obj)], Message: msg})
+			if msg == "" {
+				msg = "ReplicaFailure"
+			}
+			return msg
 		}
 	}
+	return ""
+}
+
+// newReplicaSetFailure is the ReplicaFailure message of the ReplicaSet of a
+// Deployment's current revision; "" when it has none (or cannot be read: the plane
+// timeout then explains).
+func (pw *podWatch) newReplicaSetFailure(ctx context.Context, deployment *unstructured.Unstructured) string {
+	sel, err := selectorOf(deployment)
+	if err != nil {
+		return ""
+	}
+	list, err := pw.w.Dynamic.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}).
+		Namespace(deployment.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return ""
+	}
+	revision := deployment.GetAnnotations()[deploymentRevisionAnnotation]
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if revision != "" && rs.GetAnnotations()[deploymentRevisionAnnotation] == revision {
+			return replicaFailure(rs)
+		}
+	}
+	return ""
+}
+
+// observedCurrent reports whether a workload's controller has seen its current spec,
+// so its status (revision, conditions) describes that spec.
+func observedCurrent(obj *unstructured.Unstructured) bool {
+	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	return observed >= obj.GetGeneration()
 }
 
 // run watches the namespace's pods, and the events of pods that could not be created,
@@ -186,7 +231,9 @@ func (pw *podWatch) isNewRevision(ctx context.Context, workload *unstructured.Un
 	pw.mu.Lock()
 	live := pw.live[workloadKey(workload)]
 	pw.mu.Unlock()
-	if live == nil {
+	// Until the controller has seen the current spec, its revision is the previous
+	// one, and that revision's pods are not the change being applied.
+	if live == nil || !observedCurrent(live) {
 		return false
 	}
 	switch workload.GetKind() {

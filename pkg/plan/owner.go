@@ -97,3 +97,20 @@ func isNamespace(obj *unstructured.Unstructured) bool {
 	gvk := obj.GroupVersionKind()
 	return gvk.Group == "" && gvk.Kind == "Namespace"
 }
+
+// CheckNamespace fails with a *ForeignNamespaceError when d's namespace belongs to
+// another platform; one GET of the namespace (and, then, a list of the platforms there).
+func (pl *Planner) CheckNamespace(ctx context.Context, d *Desired) error {
+	ns, err := pl.getLive(ctx, namespaceObject(d.Namespace))
+	if err != nil {
+		return fmt.Errorf("get namespace %s: %w", d.Namespace, err)
+	}
+	if ns == nil || ns.GetLabels()[inventory.PartOfLabel] == "" || ns.GetLabels()[inventory.PartOfLabel] == d.InventoryID {
+		return nil
+	}
+	crd, err := pl.getLive(ctx, d.CRD)
+	if err != nil {
+		return fmt.Errorf("get CRD %s: %w", d.CRD.GetName(), err)
+	}
+	return pl.checkNamespaceOwner(ctx, d, ns, crd != nil)
+}

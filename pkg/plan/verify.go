@@ -28,6 +28,9 @@ func Verify(saved, fresh *Plan) error {
 	if saved.Platform != fresh.Platform {
 		return &StalePlanError{Object: saved.Platform, Reason: fmt.Sprintf("is for another platform than the file (%s)", fresh.Platform)}
 	}
+	if saved.InstalledVersion != fresh.InstalledVersion {
+		return &StalePlanError{Object: saved.Platform, Reason: fmt.Sprintf("runs version %q now, planned at %q", fresh.InstalledVersion, saved.InstalledVersion)}
+	}
 	want := map[ObjectRef]Change{}
 	for _, pl := range fresh.Planes {
 		for _, c := range pl.Changes {
@@ -47,6 +50,12 @@ func Verify(saved, fresh *Plan) error {
 				return &StalePlanError{Object: c.Object, Reason: fmt.Sprintf("changed in the cluster (resourceVersion %s, planned at %s)", f.ResourceVersion, c.ResourceVersion)}
 			case (f.Desired == nil) != (c.Desired == nil) || f.Desired != nil && !reflect.DeepEqual(f.Desired.Object, c.Desired.Object):
 				return &StalePlanError{Object: c.Object, Reason: "is rendered differently from the file now"}
+			case f.UID != c.UID:
+				return &StalePlanError{Object: c.Object, Reason: "was replaced in the cluster (another UID)"}
+			case !equalConflicts(f.Conflicts, c.Conflicts) || !equalConflicts(f.TakeOver, c.TakeOver):
+				return &StalePlanError{Object: c.Object, Reason: "has other conflicts with other owners now"}
+			case !reflect.DeepEqual(f.Claims, c.Claims):
+				return &StalePlanError{Object: c.Object, Reason: "has other volumes to expand now"}
 			}
 			seen++
 		}
@@ -55,4 +64,18 @@ func Verify(saved, fresh *Plan) error {
 		return &StalePlanError{Object: fresh.Platform, Reason: fmt.Sprintf("has %d changes now, the saved plan %d", len(want), seen)}
 	}
 	return nil
+}
+
+// equalConflicts compares conflicts by kind, field and owner (not their messages,
+// which hold the API server's wording).
+func equalConflicts(a, b []Conflict) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Kind != b[i].Kind || a[i].Field != b[i].Field || a[i].Manager != b[i].Manager {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,272 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// applyPlanes applies each plane's creates and updates, except those already done,
+// then waits for the plane's workloads.
+func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, done map[plan.ObjectRef]bool, res *Result) error {
+	for _, pl := range p.Planes {
+		if pl.Name == plan.PlatformPlane {
+			continue
+		}
+		var writes []plan.Change
+		for _, c := range pl.Changes {
+			if (c.Action == plan.ActionCreate || c.Action == plan.ActionUpdate || c.Action == plan.ActionReplace) && !done[c.Object] {
+				writes = append(writes, c)
+			}
+		}
+		a.emit(Event{Type: EventPlaneStarted, Plane: pl.Name, Message: fmt.Sprintf("%d to write", len(writes))})
+		for _, wave := range writeWaves(writes) {
+			if err := a.applyWave(ctx, pl.Name, wave, opts); err != nil {
+				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
+				return err
+			}
+			res.Applied += len(wave)
+		}
+		if opts.Wait {
+			if err := a.waitPlane(ctx, d, pl.Name, opts, false); err != nil {
+				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
+				return err
+			}
+		}
+		a.emit(Event{Type: EventPlaneReady, Plane: pl.Name})
+	}
+	return nil
+}
+
+// applyWave writes changes concurrently and stops at the first error.
+func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Change, opts Options) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(plan.DefaultConcurrency)
+	for _, c := range wave {
+		g.Go(func() error {
+			write := a.applyOne
+			if c.Action == plan.ActionReplace {
+				write = a.replace
+			}
+			if err := write(gctx, c, opts); err != nil {
+				return &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
+			}
+			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action})
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// writeWaves splits a plane's writes into waves written one after the other: what pods
+// reference (ServiceAccounts, Secrets, ConfigMaps, Services...), then the workloads,
+// then what refers to the workloads (autoscalers, disruption budgets). Within a wave
+// writes run concurrently; across waves a pod never races its ServiceAccount or its
+// new ConfigMap.
+func writeWaves(writes []plan.Change) [][]plan.Change {
+	var waves [3][]plan.Change
+	for _, c := range writes {
+		i := 0
+		switch c.Object.Kind {
+		case health.KindDeployment, health.KindStatefulSet:
+			i = 1
+		case "HorizontalPodAutoscaler", "PodDisruptionBudget":
+			i = 2
+		}
+		waves[i] = append(waves[i], c)
+	}
+	var out [][]plan.Change
+	for _, w := range waves {
+		if len(w) > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// applyOne writes one create or update: server-side apply, or for a generated Secret a
+// create with fresh random values.
+func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) error {
+	obj := c.Desired
+	if obj == nil {
+		return errors.New("the plan holds no object to apply")
+	}
+	if plan.IsGenerated(obj) {
+		return a.createGeneratedSecret(ctx, obj)
+	}
+	ri, err := a.Clients.Resource(obj)
+	if err != nil {
+		return err
+	}
+	if opts.Preconditions && c.ResourceVersion != "" {
+		obj = obj.DeepCopy()
+		obj.SetResourceVersion(c.ResourceVersion)
+	}
+	data, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	force := opts.ForceConflicts || len(c.TakeOver) > 0
+	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+		FieldManager: a.fieldManager(),
+		Force:        &force,
+	})
+	switch {
+	case isFieldManagerConflict(err):
+		return fmt.Errorf("%w\nanother field manager owns some of these fields: re-run with --force-conflicts to take them over", err)
+	case apierrors.IsConflict(err) && opts.Preconditions:
+		return fmt.Errorf("it changed in the cluster since the saved plan was made (%w): make a new plan, review it and apply that", err)
+	}
+	return err
+}
+
+// isFieldManagerConflict reports whether err is a server-side apply conflict over
+// fields another manager owns, as opposed to other 409s (a stale resourceVersion), for
+// which --force-conflicts would be the wrong advice.
+func isFieldManagerConflict(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsConflict(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == metav1.CauseTypeFieldManagerConflict {
+			return true
+		}
+	}
+	return false
+}
+
+// waitPlane waits, by watch, until the plane's workloads are ready, reporting pod
+// problems as they appear. It stops early when a new pod crash-loops, and explains
+// from the pods why a workload is not ready when the plane timeout passes. quiet leaves
+// out the workloads that are ready from the start (a run with nothing to write).
+func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options, quiet bool) error {
+	var objs []*unstructured.Unstructured
+	for _, pl := range d.Planes {
+		if string(pl.Name) == plane {
+			objs = pl.Objects
+		}
+	}
+	if !slices.ContainsFunc(objs, health.IsWorkload) {
+		return nil
+	}
+	timeout := opts.PlaneTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	w := &health.Waiter{Dynamic: a.Clients.Dynamic, WatchPods: true, CrashLoopRestarts: opts.CrashLoopRestarts}
+	var mu sync.Mutex
+	shown := map[string]bool{}
+	err := w.Wait(wctx, objs, a.Clients.GVR, func(u health.Update) {
+		ref := kube.Ref(u.Object)
+		mu.Lock()
+		skip := quiet && u.Ready && !shown[ref]
+		shown[ref] = shown[ref] || !u.Ready
+		mu.Unlock()
+		if !skip {
+			a.emit(Event{Type: EventWaiting, Plane: plane, Object: ref, Ready: u.Ready, Message: u.Message})
+		}
+	})
+	var crash *health.CrashLoopError
+	if errors.As(err, &crash) {
+		why := crash.Error()
+		if explained, xerr := health.Explain(ctx, a.Clients.Kube, crash.Workload); xerr == nil && explained != "" {
+			why += " (" + explained + ")"
+		}
+		return &ApplyError{Plane: plane, Object: kube.Ref(crash.Workload), Err: fmt.Errorf("%s; stopped without waiting out --plane-timeout (--crashloop-restarts=%d)", why, opts.CrashLoopRestarts)}
+	}
+	var failed *health.FailedError
+	if errors.As(err, &failed) {
+		why := failed.Message
+		if explained, xerr := health.Explain(ctx, a.Clients.Kube, failed.Workload); xerr == nil && explained != "" {
+			why += " (" + explained + ")"
+		}
+		return &ApplyError{Plane: plane, Object: kube.Ref(failed.Workload), Err: fmt.Errorf("failed: %s; stopped without waiting out --plane-timeout", why)}
+	}
+	var create *health.PodCreateError
+	if errors.As(err, &create) {
+		return &ApplyError{Plane: plane, Object: kube.Ref(create.Workload), Err: fmt.Errorf("%w; stopped without waiting out --plane-timeout", create)}
+	}
+	var nr *health.NotReadyError
+	if err != nil && !errors.As(err, &nr) {
+		return &ApplyError{Plane: plane, Err: fmt.Errorf("wait for the plane's workloads: %w", err)}
+	}
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// Name the first workload that is not ready and why, from its pods.
+	first := nr.Objects[0]
+	why := nr.Reasons[first.GetName()+"/"+first.GetKind()]
+	if explained, xerr := health.Explain(ctx, a.Clients.Kube, first); xerr == nil && explained != "" {
+		why = explained
+	}
+	more := ""
+	if len(nr.Objects) > 1 {
+		more = fmt.Sprintf(" (and %d more not ready)", len(nr.Objects)-1)
+	}
+	return &ApplyError{Plane: plane, Object: kube.Ref(first),
+		Err: fmt.Errorf("not ready after %s: %s%s", timeout, why, more)}
+}
+
+// prune deletes, in reverse plane order, the inventory members the plan marks.
+func (a *Applier) prune(ctx context.Context, p *plan.Plan, res *Result) error {
+	for i := len(p.Planes) - 1; i >= 0; i-- {
+		pl := p.Planes[i]
+		for _, c := range pl.Changes {
+			if c.Action != plan.ActionDelete {
+				continue
+			}
+			obj := &unstructured.Unstructured{}
+			obj.SetGroupVersionKind(c.Object.GroupVersionKind())
+			obj.SetNamespace(c.Object.Namespace)
+			obj.SetName(c.Object.Name)
+			ri, err := a.Clients.Resource(obj)
+			if err != nil {
+				return &ApplyError{Plane: pl.Name, Object: c.Object.String(), Err: err}
+			}
+			policy := metav1.DeletePropagationBackground
+			del := metav1.DeleteOptions{PropagationPolicy: &policy}
+			if c.UID != "" {
+				uid := types.UID(c.UID)
+				del.Preconditions = &metav1.Preconditions{UID: &uid}
+			}
+			err = ri.Delete(ctx, c.Object.Name, del)
+			if apierrors.IsConflict(err) {
+				// Deleted and re-created since the plan: the object there now was never
+				// planned for deletion.
+				a.logger().Info("prune skipped: the object was replaced since the plan", "object", c.Object.String())
+				continue
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return &ApplyError{Plane: pl.Name, Object: c.Object.String(), Err: fmt.Errorf("prune: %w", err)}
+			}
+			res.Applied++
+			a.emit(Event{Type: EventObjectPruned, Plane: pl.Name, Object: c.Object.String(), Action: plan.ActionDelete})
+		}
+	}
+	return nil
+}
