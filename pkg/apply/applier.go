@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -386,7 +387,22 @@ func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options
 	if !opts.Wait {
 		return nil
 	}
+	// The usual case, a healthy platform, costs one read per workload: the planes
+	// whose components are all ready need no watch.
+	comps, err := health.ObserveComponents(ctx, a.Clients, d.Objects())
+	if err != nil {
+		return err
+	}
+	notReady := map[string]bool{}
+	for _, c := range comps {
+		if !c.Ready {
+			notReady[c.Plane] = true
+		}
+	}
 	for _, pl := range d.Planes {
+		if !notReady[string(pl.Name)] {
+			continue
+		}
 		if err := a.waitPlane(ctx, d, string(pl.Name), opts, true); err != nil {
 			a.emit(Event{Type: EventPlaneFailed, Plane: string(pl.Name), Message: err.Error()})
 			return err
