@@ -8,6 +8,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -72,48 +74,43 @@ func (a *Applier) replace(ctx context.Context, c plan.Change, opts Options) erro
 }
 
 // settleRecreated waits until the StatefulSet controller has observed the recreated
-// StatefulSet. Its status update for the deleted one can land on the new object (the
-// controller retries a conflicting status write on the object of the same name), which
-// then shows an observedGeneration above its generation and is never re-synced: a
-// metadata-only touch makes the controller look at it again.
+// StatefulSet. The controller's status write for the deleted one can land on the new
+// object (it retries a conflicting status write on the object of that name), leaving
+// an observedGeneration above the new object's generation; the controller then never
+// corrects it, as it only writes a status whose observedGeneration is higher. Resetting
+// that stale field lets it write the true status. Polled, not watched: nothing changes
+// while the status is stuck.
 func (a *Applier) settleRecreated(ctx context.Context, obj *unstructured.Unstructured) error {
 	gvr, err := a.Clients.GVR(obj)
 	if err != nil {
 		return err
 	}
 	ri := a.Clients.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	touched := false
-	_, err = watchtools.UntilWithSync(ctx, kube.ListWatch(ri, "metadata.name="+obj.GetName()), &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
-		u, ok := ev.Object.(*unstructured.Unstructured)
-		if !ok || ev.Type == watch.Deleted {
-			return false, nil
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		u, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, nil // passing errors: the next poll, or the plane's wait, tells
 		}
 		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 		switch {
 		case observed == u.GetGeneration():
 			return true, nil
-		case observed > u.GetGeneration() && !touched:
-			touched = true
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, recreatedAnnotation, a.now().UTC().Format(time.RFC3339))
-			if _, err := ri.Patch(ctx, u.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: a.fieldManager() + "-recreate"}); err != nil {
-				return false, fmt.Errorf("touch the recreated %s: %w", kube.Ref(u), err)
+		case observed > u.GetGeneration():
+			patch := []byte(`{"status":{"observedGeneration":0}}`)
+			if _, err := ri.Patch(ctx, u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: a.fieldManager() + "-recreate"}, "status"); err != nil {
+				return false, fmt.Errorf("reset the stale status of the recreated %s: %w", kube.Ref(u), err)
 			}
 		}
 		return false, nil
 	})
-	if err != nil && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	// On this wait's own timeout the plane's wait reports what is wrong; a run that was
 	// stopped stops here.
-	return parent.Err()
+	return ctx.Err()
 }
 
-// recreatedAnnotation records when apply recreated a StatefulSet.
-const recreatedAnnotation = "onto.paas/recreated-at"
 
 // waitDeleted waits, by watch, until obj is gone (an orphaning delete first removes
 // the dependents' owner references, behind a finalizer).
