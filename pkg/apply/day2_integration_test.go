@@ -69,6 +69,7 @@ func (e *env) applyCtx(ctx context.Context, opts apply.Options, observe func(app
 // not prune (--prune=false, Ctrl-C after a plane, a crash) leaves deletes pending while
 // the parent is unchanged; the next run must apply them, not fail on the parent.
 func TestApplyConvergesAfterPartialRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 
@@ -122,6 +123,7 @@ func TestApplyConvergesAfterPartialRun(t *testing.T) {
 // re-run with nothing to write still waits for health, fails when the platform is not
 // healthy, and records that, so a CI retry cannot turn a failed deploy green.
 func TestRetriedFailedApplyStillFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
 	opts := testOptions()
@@ -162,6 +164,7 @@ func meta(st v1alpha1.OntoPlatformStatus, typ string) metav1.ConditionStatus {
 // appears, and the plane fails once it has restarted --crashloop-restarts times, not
 // at the end of the plane timeout.
 func TestApplyCrashLoopFailsEarly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosCrashLoop)}
 	opts := testOptions()
@@ -200,6 +203,7 @@ func TestApplyCrashLoopFailsEarly(t *testing.T) {
 // TestApplyRunsUnderTheLock (issue 7.3): even with nothing to write, a run takes the
 // lock first: while another run holds it, it fails at once and writes no status.
 func TestApplyRunsUnderTheLock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 	before := e.getPlatform()
@@ -229,6 +233,7 @@ func TestApplyRunsUnderTheLock(t *testing.T) {
 // TestApplyLostLockNamesTheHolder (issue 7.3): a run whose lease is taken over stops
 // with "lost the lock to HOLDER", not "context canceled".
 func TestApplyLostLockNamesTheHolder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
@@ -266,6 +271,7 @@ func TestApplyLostLockNamesTheHolder(t *testing.T) {
 // TestApplyRefusesDowngrade (issue 7.4): the installed version only moves along the
 // release's upgrade path unless forced.
 func TestApplyRefusesDowngrade(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	cat, err := release.Default()
 	if err != nil {
@@ -310,6 +316,7 @@ func TestApplyRefusesDowngrade(t *testing.T) {
 // TestSavedPlanWithDeletes (issue 7.6): a saved plan that prunes applies whole; its
 // parent's second write carries no stale resourceVersion.
 func TestSavedPlanWithDeletes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.platform.Spec.Gateway.Ingress = &v1alpha1.IngressSpec{Enabled: true, Host: "onto.example.com"}
 	e.mustApply()
@@ -331,6 +338,7 @@ func TestSavedPlanWithDeletes(t *testing.T) {
 // TestSecondPlatformInANamespace (issue 7.8): a second platform in a namespace is
 // refused before any dry-run, naming the platform that owns it.
 func TestSecondPlatformInANamespace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 	other := e.platform.DeepCopy()
@@ -358,6 +366,7 @@ func TestSecondPlatformInANamespace(t *testing.T) {
 // TestUninstallReleasesKeptNamespace (issue 7.7): a namespace kept by uninstall leaves
 // the inventory, so the next platform there installs without a conflict.
 func TestUninstallReleasesKeptNamespace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 	a := &apply.Applier{Clients: e.clients, Now: time.Now}
@@ -378,6 +387,7 @@ func TestUninstallReleasesKeptNamespace(t *testing.T) {
 // TestApplyWithoutWaitRecordsProgressing: --wait=false records a rollout in progress,
 // not a degraded platform.
 func TestApplyWithoutWaitRecordsProgressing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
 	opts := testOptions()
@@ -407,6 +417,7 @@ func TestApplyWithoutWaitRecordsProgressing(t *testing.T) {
 // ResourceQuota the platform does not own) stop the plane at once with the quota's
 // message, instead of an empty reason at the end of the plane timeout.
 func TestApplyFailsFastWhenPodsCannotBeCreated(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "tight", Namespace: e.platform.Namespace},
@@ -433,6 +444,7 @@ func TestApplyFailsFastWhenPodsCannotBeCreated(t *testing.T) {
 // lease; the next run on the same host sees that process is gone and takes the lock at
 // once, instead of waiting out the lease, and converges.
 func TestApplyAfterKill9(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 	self := apply.CurrentProcess()
@@ -482,6 +494,7 @@ func TestApplyAfterKill9(t *testing.T) {
 
 // TestApplyLockWait: --lock-wait waits for a live lease to expire, then runs.
 func TestApplyLockWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 	other := &apply.Lock{Kube: e.cluster.Kube, Namespace: e.platform.Namespace, Name: apply.LockName(e.platform.Name),
@@ -506,6 +519,7 @@ func TestApplyLockWait(t *testing.T) {
 // failed plan; a smaller one, a new storage class, or a class that cannot expand are
 // refused before anything is written, naming the field.
 func TestStatefulSetVolumeGrowth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	class := testcluster.UniqueName(t, "expandable")
 	sc := &storagev1.StorageClass{
@@ -589,6 +603,7 @@ func TestStatefulSetVolumeGrowth(t *testing.T) {
 // TestStatefulSetVolumeGrowthNeedsExpansion: a class without allowVolumeExpansion
 // refuses the growth at plan time.
 func TestStatefulSetVolumeGrowthNeedsExpansion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.platform.Spec.Infrastructure.Postgres.Storage = ptr.To(resource.MustParse("10Gi"))
 	e.mustApply()
@@ -604,6 +619,7 @@ func TestStatefulSetVolumeGrowthNeedsExpansion(t *testing.T) {
 // autoscaling off plans the HPA's delete and takes spec.replicas back from it, without
 // a conflict to force.
 func TestAutoscalingTurnedOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	gw := &e.platform.Spec.Gateway
 	gw.Replicas = nil
@@ -632,6 +648,7 @@ func TestAutoscalingTurnedOff(t *testing.T) {
 // that belongs to no platform is a conflict, refused with --adopt as the way out, and
 // adopted (labelled, then updated and prunable) with it.
 func TestAdoptUnownedObject(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	ns := e.platform.Namespace
 	sa, err := e.cluster.Kube.CoreV1().ServiceAccounts(ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gateway", Namespace: ns}}, metav1.CreateOptions{})
@@ -685,6 +702,7 @@ func TestAdoptUnownedObject(t *testing.T) {
 // the OntoPlatform and in the revision's snapshot, so a run from the same file on
 // another machine renders the same objects.
 func TestSpecPatchesTravelWithThePlatform(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.platform.Spec.Patches = []v1alpha1.Patch{{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: gateway\n  annotations:\n    example.com/owner: platform-team\n"}}
 	e.mustConverge()
@@ -701,6 +719,7 @@ func TestSpecPatchesTravelWithThePlatform(t *testing.T) {
 // TestGeneratedSecretGetsNewKeys (issue 7: a release that adds a key to a generated
 // Secret): the missing key is added, masked in the plan, and no existing value changes.
 func TestGeneratedSecretGetsNewKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	e.mustApply()
 	secrets := e.cluster.Kube.CoreV1().Secrets(e.platform.Namespace)
@@ -741,9 +760,10 @@ func TestGeneratedSecretGetsNewKeys(t *testing.T) {
 }
 
 // TestApplyFailsFastWhenPodSecurityForbidsPods: a Deployment whose pods PodSecurity
-// admission forbids reports ReplicaFailure; the plane fails at once with the
+// admission forbids (restricted: no privilege escalation) reports ReplicaFailure; the plane fails at once with the
 // admission's message.
 func TestApplyFailsFastWhenPodSecurityForbidsPods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "minimal.yaml")
 	ps, err := render.LoadPatches("privileged", []byte(`apiVersion: apps/v1
 kind: Deployment
@@ -755,7 +775,7 @@ spec:
       containers:
       - name: gateway
         securityContext:
-          privileged: true
+          allowPrivilegeEscalation: true
 `))
 	if err != nil {
 		t.Fatal(err)
