@@ -131,11 +131,8 @@ func ReadPatchFiles(paths []string) ([]render.Patch, error) {
 
 // Render renders the platform with its release and patches.
 func (lp Loaded) Render() ([]render.Plane, error) {
-	planes, err := render.Render(lp.Platform, render.Options{Release: lp.Release, Patches: lp.Patches})
-	if err != nil {
-		return nil, fmt.Errorf("render %s/%s: %w", lp.Platform.Namespace, lp.Platform.Name, err)
-	}
-	return planes, nil
+	// render's errors name the platform already.
+	return render.Render(lp.Platform, render.Options{Release: lp.Release, Patches: lp.Patches})
 }
 
 // Desired is everything applying the platform writes.

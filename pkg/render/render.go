@@ -143,12 +143,12 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 		return nil, fmt.Errorf("render platform %q: metadata.name and metadata.namespace are required", p.Name)
 	}
 	if opts.Release.Version != p.Spec.Version {
-		return nil, fmt.Errorf("render platform %s: release %q does not match spec.version %q", p.Name, opts.Release.Version, p.Spec.Version)
+		return nil, fmt.Errorf("render platform %s/%s: release %q does not match spec.version %q", p.Namespace, p.Name, opts.Release.Version, p.Spec.Version)
 	}
 	b := &builder{p: p, spec: &p.Spec, rel: opts.Release}
 	overlays, err := b.overlays()
 	if err != nil {
-		return nil, fmt.Errorf("render platform %s: %w", p.Name, err)
+		return nil, fmt.Errorf("render platform %s/%s: %w", p.Namespace, p.Name, err)
 	}
 
 	fsys := filesys.MakeFsInMemory()
