@@ -41,7 +41,7 @@ func runCmdIn(t *testing.T, stdin string, args ...string) result {
 	env := map[string]string{"NO_COLOR": "1", "HOME": t.TempDir()}
 	root := NewCmdRoot(streams, func(k string) string { return env[k] })
 	root.SetArgs(args)
-	code := exitCode(root.ExecuteContext(t.Context()), errOut)
+	code := exitCode(root.ExecuteContext(t.Context()), false, errOut)
 	return result{stdout: out.String(), stderr: errOut.String(), code: code}
 }
 
@@ -121,7 +121,7 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 	env := map[string]string{"NO_COLOR": "1", "ONTO_OUTPUT": "json"}
 	root := NewCmdRoot(streams, func(k string) string { return env[k] })
 	root.SetArgs([]string{"validate", "-f", example("minimal.yaml")})
-	if code := exitCode(root.ExecuteContext(t.Context()), errOut); code != 0 {
+	if code := exitCode(root.ExecuteContext(t.Context()), false, errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if !strings.HasPrefix(strings.TrimSpace(out.String()), "{") {

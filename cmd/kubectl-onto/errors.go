@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,10 +41,20 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
+// exitInterrupted is the exit code of a run stopped by Ctrl-C or SIGTERM, as a shell
+// reports a process killed by SIGINT (128+2).
+const exitInterrupted = 130
+
 // exitCode prints err the way kubectl does ("error: ...") and maps it to an exit code.
-func exitCode(err error, errOut io.Writer) int {
+// interrupted says the run was stopped by a signal: the error is then a consequence
+// ("context canceled"), and the user is told what state the run left instead.
+func exitCode(err error, interrupted bool, errOut io.Writer) int {
 	if err == nil {
 		return exitOK
+	}
+	if interrupted && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(errOut, "interrupted: the run stopped where it was; what it finished is in place and, for apply, recorded in the platform's status; run the same command again to continue")
+		return exitInterrupted
 	}
 	var exit *ExitError
 	if errors.As(err, &exit) {

@@ -28,5 +28,5 @@ func run() int {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	root := NewCmdRoot(streams, os.Getenv)
 	err := root.ExecuteContext(ctx)
-	return exitCode(err, streams.ErrOut)
+	return exitCode(err, ctx.Err() != nil, streams.ErrOut)
 }

@@ -15,9 +15,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"k8s.io/klog/v2"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -85,6 +87,15 @@ func (g *GlobalOptions) Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.ErrOut, &slog.HandlerOptions{Level: level}))
 }
 
+// klogHandler is where client-go's klog lines go: nowhere by default, the debug log
+// with -v.
+func (g *GlobalOptions) klogHandler() slog.Handler {
+	if g.Verbosity <= 0 {
+		return slog.DiscardHandler
+	}
+	return g.Logger().Handler()
+}
+
 // NewCmdRoot builds the `kubectl onto` command tree. getenv reads the environment
 // (os.Getenv in main, a map in tests).
 func NewCmdRoot(streams genericiooptions.IOStreams, getenv func(string) string) *cobra.Command {
@@ -116,7 +127,15 @@ $XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
 			cobra.CommandDisplayNameAnnotation: "kubectl onto",
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return bindEnvAndConfig(cmd, v, g.ConfigFile, getenv)
+			if err := bindEnvAndConfig(cmd, v, g.ConfigFile, getenv); err != nil {
+				return err
+			}
+			// client-go logs through klog: watch retries, "context canceled" on Ctrl-C,
+			// discovery cache misses. For a user they are noise unless -v asks for them,
+			// then they go where the tool's own debug lines go. klog's logger is
+			// process-wide by design; this is the one place that sets it.
+			klog.SetLogger(logr.FromSlogHandler(g.klogHandler()))
+			return nil
 		},
 	}
 	cmd.SetIn(streams.In)
