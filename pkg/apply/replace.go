@@ -111,7 +111,6 @@ func (a *Applier) settleRecreated(ctx context.Context, obj *unstructured.Unstruc
 	return ctx.Err()
 }
 
-
 // waitDeleted waits, by watch, until obj is gone (an orphaning delete first removes
 // the dependents' owner references, behind a finalizer).
 func (a *Applier) waitDeleted(ctx context.Context, obj *unstructured.Unstructured) error {
