@@ -264,3 +264,38 @@ func TestCLIStatusAgreesWithItself(t *testing.T) {
 		t.Fatalf("status text does not mark the recorded Ready condition:\n%s", r.stdout)
 	}
 }
+
+// TestCLIRequestLogging: -v 6 logs each API request (method, URL, status, time) on
+// stderr as kubectl does, -v 8 adds headers, and no level logs a Secret value; without
+// -v nothing of it is printed.
+func TestCLIRequestLogging(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	file := platformFile(t, ns, "")
+	if r := runCmd(t, "apply", "-f", file, kc); r.code != 0 {
+		t.Fatalf("apply: %s", r.stderr)
+	}
+	if r := runCmd(t, "plan", "-f", file, kc); strings.Contains(r.stderr, "/api/v1/namespaces/"+ns) {
+		t.Fatalf("plan without -v logged requests:\n%s", r.stderr)
+	}
+	r6 := runCmd(t, "plan", "-f", file, "-v", "6", kc)
+	if r6.code != 0 || !strings.Contains(r6.stderr, "/api/v1/namespaces/"+ns+"/secrets") || !strings.Contains(r6.stderr, "200 OK") {
+		t.Fatalf("plan -v 6: exit %d, no request line for the Secrets list with its status:\n%s", r6.code, r6.stderr)
+	}
+	r8 := runCmd(t, "plan", "-f", file, "-v", "8", kc)
+	if r8.code != 0 || !strings.Contains(r8.stderr, "headers") {
+		t.Fatalf("plan -v 8: exit %d, no headers:\n%s", r8.code, r8.stderr)
+	}
+	for _, name := range []string{"postgres", "minio"} {
+		s, err := c.Kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range s.Data {
+			if strings.Contains(r6.stderr+r8.stderr, string(v)) || strings.Contains(r6.stderr+r8.stderr, base64.StdEncoding.EncodeToString(v)) {
+				t.Fatalf("a value of Secret %s appeared in the request log", name)
+			}
+		}
+	}
+}

@@ -9,8 +9,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -125,7 +128,26 @@ func (g *GlobalOptions) Clients() (*kube.Clients, error) {
 			g.clientsErr = fmt.Errorf("kubeconfig: %w", err)
 			return
 		}
+		if levels := requestLogLevels(g.Verbosity); len(levels) > 0 {
+			// client-go's own request logger, as kubectl's -v: through klog, which
+			// goes to stderr with -v. It never logs a body, and masks credentials.
+			cfg = rest.CopyConfig(cfg)
+			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return transport.NewDebuggingRoundTripper(rt, levels...) })
+		}
 		g.clients, g.clientsErr = kube.New(cfg)
 	})
 	return g.clients, g.clientsErr
+}
+
+// requestLogLevels is what -v N logs of each API request, as kubectl does: from 6 the
+// method, URL, status and time; from 8 the request and response headers too
+// (Authorization masked). Bodies never: they may hold Secret values.
+func requestLogLevels(verbosity int) []transport.DebugLevel {
+	switch {
+	case verbosity >= 8:
+		return []transport.DebugLevel{transport.DebugURLTiming, transport.DebugResponseStatus, transport.DebugRequestHeaders, transport.DebugResponseHeaders}
+	case verbosity >= 6:
+		return []transport.DebugLevel{transport.DebugURLTiming, transport.DebugResponseStatus}
+	}
+	return nil
 }
