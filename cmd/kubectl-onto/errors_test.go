@@ -70,3 +70,25 @@ func TestKlogOnlyWithVerbosity(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutFlagsAgree: across the command tree, --timeout bounds the whole run and
+// --plane-timeout each plane, wherever a command has them.
+func TestTimeoutFlagsAgree(t *testing.T) {
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	root := NewCmdRoot(streams, func(string) string { return "" })
+	withPlane := 0
+	for _, cmd := range root.Commands() {
+		plane := cmd.Flags().Lookup("plane-timeout")
+		if plane == nil {
+			continue
+		}
+		withPlane++
+		timeout := cmd.Flags().Lookup("timeout")
+		if timeout == nil || !strings.Contains(timeout.Usage, "whole run") || !strings.Contains(plane.Usage, "each plane") {
+			t.Errorf("%s: --timeout %q, --plane-timeout %q; want the whole run and each plane", cmd.Name(), timeout.Usage, plane.Usage)
+		}
+	}
+	if withPlane < 2 {
+		t.Fatalf("%d commands have --plane-timeout, want apply and uninstall", withPlane)
+	}
+}

@@ -27,8 +27,10 @@ type UninstallOptions struct {
 	DeleteData bool
 	// DryRun is none, client or server.
 	DryRun string
-	// Timeout bounds the wait for each plane's objects to be gone.
-	Timeout time.Duration
+	// Timeout bounds the whole run and PlaneTimeout the wait for each plane's objects
+	// to be gone, as in apply.
+	Timeout      time.Duration
+	PlaneTimeout time.Duration
 	// LockWait is how long to wait for another run's lock.
 	LockWait time.Duration
 
@@ -65,7 +67,8 @@ NAME may be left out when the namespace holds one OntoPlatform.`,
 	cmd.Flags().BoolVar(&o.DeleteData, "delete-data", false, "Also delete PersistentVolumeClaims, generated Secrets and the namespace the platform created")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none|client|server: list what would be deleted and kept, deleting nothing (server: each delete checked by the API server)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long each plane's objects may take to be gone")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Minute, "How long the whole run may take (0: no limit)")
+	cmd.Flags().DurationVar(&o.PlaneTimeout, "plane-timeout", 5*time.Minute, "How long each plane's objects may take to be gone")
 	cmd.Flags().DurationVar(&o.LockWait, "lock-wait", 0, "How long to wait for another run of this platform to release its lock (0: fail at once)")
 	return cmd
 }
@@ -89,19 +92,27 @@ func (o *UninstallOptions) Validate() error {
 	default:
 		return fmt.Errorf("invalid --dry-run %q: use none, client or server", o.DryRun)
 	}
-	if o.Timeout <= 0 {
-		return fmt.Errorf("--timeout must be positive, not %s", o.Timeout)
+	if o.Timeout < 0 {
+		return fmt.Errorf("--timeout must be 0 (no limit) or positive, not %s", o.Timeout)
+	}
+	if o.PlaneTimeout <= 0 {
+		return fmt.Errorf("--plane-timeout must be positive, not %s", o.PlaneTimeout)
 	}
 	return nil
 }
 
 // Run uninstalls, or shows what uninstalling would do.
 func (o *UninstallOptions) Run(ctx context.Context) error {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
 	clients, err := o.Clients()
 	if err != nil {
 		return err
 	}
-	opts := apply.UninstallOptions{DeleteData: o.DeleteData, DryRun: apply.DryRunStrategy(o.DryRun), PlaneTimeout: o.Timeout,
+	opts := apply.UninstallOptions{DeleteData: o.DeleteData, DryRun: apply.DryRunStrategy(o.DryRun), PlaneTimeout: o.PlaneTimeout,
 		Holder: apply.DefaultHolder(), LockWait: o.LockWait}
 	dryRun := opts.DryRun != apply.DryRunNone
 	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()}
