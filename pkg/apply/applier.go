@@ -223,6 +223,12 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 		applyErr = a.checkHealth(ctx, d, opts)
 	} else {
 		applyErr = a.applyAll(ctx, d, p, opts, done, res)
+		if applyErr == nil {
+			// Each plane was healthy when it was waited for; one may have degraded
+			// while later planes were waited for. "Healthy" is the whole platform at the
+			// end. What is only rolling (an autoscaler scaling) is waited for, not failed.
+			applyErr = a.checkHealth(ctx, d, opts)
+		}
 	}
 	applyErr = a.stopReason(ctx, applyErr)
 	var lost *LostError
@@ -245,24 +251,10 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	if err != nil {
 		return res, err
 	}
-	// Each plane was healthy when it was waited for; one may have degraded while later
-	// planes were waited for. "Healthy" is the whole platform at the end.
-	if opts.Wait && st != nil && st.Phase == v1alpha1.PhaseDegraded {
-		return res, fmt.Errorf("the platform is not healthy at the end of the run: %s", conditionMessage(st.Conditions, v1alpha1.ConditionReady))
-	}
 	if writes(p, opts) {
 		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects written", res.Applied)})
 	}
 	return res, nil
-}
-
-func conditionMessage(conds []metav1.Condition, typ string) string {
-	for _, c := range conds {
-		if c.Type == typ {
-			return c.Message
-		}
-	}
-	return ""
 }
 
 // installFoundation is the first step of an install into a namespace that does not
