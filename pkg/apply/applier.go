@@ -392,7 +392,9 @@ func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options
 		}
 	}
 	for _, pl := range d.Planes {
-		if !notReady[string(pl.Name)] {
+		// A component not ready whose plane is unknown (no plane label) is waited for
+		// in every plane rather than skipped.
+		if !notReady[string(pl.Name)] && !notReady[""] {
 			continue
 		}
 		if err := a.waitPlane(ctx, d, string(pl.Name), opts, true); err != nil {

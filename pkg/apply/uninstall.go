@@ -53,6 +53,22 @@ type UninstallResult struct {
 //
 // A dry run returns the plan after at most a server-side dry-run of each delete.
 func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts UninstallOptions) (*UninstallResult, error) {
+	if opts.DryRun != DryRunClient && opts.DryRun != DryRunServer {
+		// The plan is made under the lock: a run that held it (--lock-wait) may have
+		// created objects a plan made before could not see. Only the name is needed
+		// to take it.
+		parent, err := (&inventory.Lister{Dynamic: a.Clients.Dynamic, Mapper: a.Clients.Mapper}).Parent(ctx, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		var release func()
+		ctx, release, err = a.lock(ctx, parent.GetNamespace(), parent.GetName(), opts.Holder, opts.LockTTL, opts.LockWait)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		namespace, name = parent.GetNamespace(), parent.GetName()
+	}
 	p, err := a.PlanUninstall(ctx, namespace, name, opts)
 	if err != nil {
 		return nil, err
@@ -61,21 +77,6 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	if opts.DryRun == DryRunClient {
 		res.Deleted = p.Count()
 		return res, nil
-	}
-	if opts.DryRun != DryRunServer {
-		var release func()
-		var err error
-		ctx, release, err = a.lock(ctx, p.Platform.Namespace, p.Platform.Name, opts.Holder, opts.LockTTL, opts.LockWait)
-		if err != nil {
-			return res, err
-		}
-		defer release()
-		// Planned again under the lock: a run that held it (--lock-wait) may have
-		// created objects the first plan could not see.
-		if p, err = a.PlanUninstall(ctx, p.Platform.Namespace, p.Platform.Name, opts); err != nil {
-			return res, err
-		}
-		res.Plan = p
 	}
 	for _, k := range p.Kept {
 		a.emit(Event{Type: EventObjectKept, Object: k.Object.String(), Message: k.Reason})
