@@ -273,7 +273,8 @@ cat >"$dir/env" <<EOF
 # Written by hack/testcluster/up.sh; source it to use the test cluster.
 export KUBECONFIG=$dir/kubeconfig
 export ONTO_TEST_KUBECONFIG=$dir/kubeconfig
-export PATH=$dir/bin:\$PATH
+# bin/ of the repo holds kubectl-onto (make build, make demo): kubectl finds it as "kubectl onto".
+export PATH=$repo/bin:$dir/bin:\$PATH
 EOF
 trap - EXIT
 stop="make cluster-down"
@@ -284,7 +285,7 @@ cat >&2 <<EOF
   The test cluster is up. To use it:
     export KUBECONFIG=$dir/kubeconfig
     $dir/bin/kubectl get nodes          # kubectl v1.37.2 built with the cluster
-  or: source $dir/env                   # KUBECONFIG, ONTO_TEST_KUBECONFIG and PATH
+  or: source $dir/env                   # KUBECONFIG, and PATH with kubectl and bin/kubectl-onto
   Integration tests: ONTO_TEST_KUBECONFIG=$dir/kubeconfig go test ./...
   Logs: $dir/logs/   Stop: $stop
 
