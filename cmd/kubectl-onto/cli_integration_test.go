@@ -70,7 +70,16 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 	if !strings.Contains(r.stderr, "no changes") {
 		t.Fatalf("second apply did not report no changes: %q", r.stderr)
 	}
-	do(0, "apply", "-f", file, "-o", "json")
+	r = do(0, "apply", "-f", file, "-o", "json")
+	// The last JSON line is the outcome, as recorded in the platform's status.
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last apply.Event
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatalf("apply -o json: last line %q: %v", lines[len(lines)-1], err)
+	}
+	if last.Type != apply.EventDone || last.Phase != "Running" || last.Version == "" || !strings.HasSuffix(last.ReadyComponents, "/"+strings.Split(last.ReadyComponents, "/")[0]) {
+		t.Fatalf("apply -o json: last event %+v, want Done with phase Running and every component ready", last)
+	}
 	do(0, "status", "-n", ns)
 	do(0, "status", "-n", ns, "-o", "json")
 	do(0, "status", "-n", ns, "-o", "yaml")

@@ -245,16 +245,21 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	if err != nil {
 		err = fmt.Errorf("record status of %s: %w", platformRef, err)
 	}
+	final := Event{Type: EventDone, Message: fmt.Sprintf("%d objects written", res.Applied)}
+	if !writes(p, opts) {
+		final.Message = "nothing to write"
+	}
+	if applyErr != nil || err != nil {
+		final = Event{Type: EventFailed, Message: errors.Join(applyErr, err).Error()}
+	}
+	if st != nil {
+		final.Phase, final.Version, final.ReadyComponents = string(st.Phase), st.Version, st.ReadyComponents
+	}
+	a.emit(final)
 	if applyErr != nil {
 		return res, errors.Join(applyErr, err)
 	}
-	if err != nil {
-		return res, err
-	}
-	if writes(p, opts) {
-		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects written", res.Applied)})
-	}
-	return res, nil
+	return res, err
 }
 
 // installFoundation is the first step of an install into a namespace that does not

@@ -21,6 +21,8 @@ const (
 	EventPlaneFailed   EventType = "PlaneFailed"
 	EventObjectPruned  EventType = "ObjectPruned"
 	EventDone          EventType = "Done"
+	// EventFailed ends a run that failed; like Done it carries the recorded phase.
+	EventFailed EventType = "Failed"
 	// EventLockTakenOver: the lock was held by a process of this host that is gone,
 	// and this run took it over.
 	EventLockTakenOver EventType = "LockTakenOver"
@@ -37,4 +39,10 @@ type Event struct {
 	Action  plan.Action `json:"action,omitempty"`
 	Ready   bool        `json:"ready,omitempty"`
 	Message string      `json:"message,omitempty"`
+	// Phase, Version and ReadyComponents are set on the last event of a run (Done or
+	// Failed): what the run recorded in the platform's status, so a script reading
+	// JSON lines has the outcome without a second command.
+	Phase           string `json:"phase,omitempty"`
+	Version         string `json:"version,omitempty"`
+	ReadyComponents string `json:"readyComponents,omitempty"`
 }

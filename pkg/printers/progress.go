@@ -164,6 +164,15 @@ func (p *Progress) Handle(e apply.Event) {
 		line = t.Warn.Render("!") + " " + e.Message
 	case apply.EventDone:
 		line = t.OK.Render("✓") + " done: " + e.Message
+		if e.Phase != "" {
+			line += fmt.Sprintf(" (%s, version %s, %s components ready)", e.Phase, e.Version, e.ReadyComponents)
+		}
+	case apply.EventFailed:
+		// The error itself is printed once, by the command; the line says where it ended.
+		if e.Phase == "" {
+			return
+		}
+		line = t.Fail.Render("✗") + fmt.Sprintf(" failed: recorded %s, version %s, %s components ready", e.Phase, e.Version, e.ReadyComponents)
 	default:
 		line = fmt.Sprintf("%s %s %s %s", e.Type, e.Plane, e.Object, e.Message)
 	}
