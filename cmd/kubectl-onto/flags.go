@@ -49,9 +49,11 @@ type OutputFlags struct {
 	Output string
 }
 
-// AddFlags registers -o/--output with the formats the command supports.
+// AddFlags registers -o/--output with the formats the command supports, which shell
+// completion offers.
 func (o *OutputFlags) AddFlags(flags *pflag.FlagSet, formats ...string) {
 	flags.StringVarP(&o.Output, "output", "o", "text", "Output format: "+strings.Join(formats, "|"))
+	_ = flags.SetAnnotation("output", outputFormatsAnnotation, formats)
 }
 
 // parsePlane turns --plane into a Plane, listing the valid names on error.

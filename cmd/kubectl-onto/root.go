@@ -159,6 +159,7 @@ $XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
 		NewCmdUninstall(g),
 		NewCmdUnlock(g),
 	)
+	registerCompletions(cmd, g)
 	return cmd
 }
 
