@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -71,8 +72,7 @@ type ApplyOptions struct {
 	FileFlags
 	ApplyFlags
 	OutputFlags
-	// DryRun is none or server.
-	DryRun string
+	DryRunFlags
 	// PlanFile applies a plan saved with `plan -o json`.
 	PlanFile string
 
@@ -98,6 +98,7 @@ Only one apply or upgrade of a platform runs at a time: a lease in its namespace
 lock, and it expires if a run crashes.`,
 		Example: `  kubectl onto apply -f platform.yaml
   kubectl onto apply -f platform.yaml --dry-run=server        # plan, validated by the API server
+  kubectl onto apply -f platform.yaml --dry-run               # offline: what would be applied, plane by plane
   kubectl onto apply -f platform.yaml -o json > events.jsonl  # progress as JSON lines, for CI
   kubectl onto apply -f platform.yaml --plan plan.json        # exactly the reviewed plan`,
 		Args: cobra.NoArgs,
@@ -106,14 +107,14 @@ lock, and it expires if a run crashes.`,
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.ApplyFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none|server: server prints the plan, validated by the API server, and writes nothing")
+	o.DryRunFlags.AddFlags(cmd.Flags(), "client lists what would be applied, plane by plane, without contacting the cluster; server prints the plan, each object validated by the API server, and fails where apply would")
 	cmd.Flags().StringVar(&o.PlanFile, "plan", "", "Apply this plan (from plan -o json); refused if the cluster changed since it was made")
 	return cmd
 }
 
 // Complete parses the output format.
 func (o *ApplyOptions) Complete(_ []string) (err error) {
-	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON)
+	o.format, err = o.OutputFlags.Format()
 	return err
 }
 
@@ -122,15 +123,12 @@ func (o *ApplyOptions) Validate() error {
 	if err := o.FileFlags.Validate(); err != nil {
 		return err
 	}
-	switch o.DryRun {
-	case "none", "server":
-	case "client":
-		return fmt.Errorf("--dry-run=client is not supported: use kubectl onto render (offline) or --dry-run=server")
-	default:
-		return fmt.Errorf("invalid --dry-run %q: use none or server", o.DryRun)
+	dryRun, err := o.Strategy()
+	if err != nil {
+		return err
 	}
-	if o.PlanFile != "" && o.DryRun == "server" {
-		return fmt.Errorf("--plan and --dry-run=server together make no sense: the plan was already made")
+	if o.PlanFile != "" && dryRun != apply.DryRunNone {
+		return fmt.Errorf("--plan and --dry-run together make no sense: the plan was already made (plan -o json is its dry run)")
 	}
 	return nil
 }
@@ -150,6 +148,9 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 }
 
 func (o *ApplyOptions) run(ctx context.Context) error {
+	if apply.DryRunStrategy(o.DryRun) == apply.DryRunClient {
+		return o.clientDryRun()
+	}
 	d, lp, err := o.loadDesired(o.FileFlags)
 	if err != nil {
 		return err
@@ -160,7 +161,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 	}
 	opts := o.ApplyFlags.Options("apply")
 	opts.Release = &lp.Release
-	if o.DryRun == "server" {
+	if apply.DryRunStrategy(o.DryRun) == apply.DryRunServer {
 		p, err := (&plan.Planner{Clients: clients, Adopt: opts.Adopt}).Plan(ctx, d)
 		if err != nil {
 			return err
@@ -189,6 +190,28 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		fmt.Fprintf(o.Out, "OntoPlatform %s/%s: %s, version %s, %s components ready\n",
 			d.Namespace, d.Platform.GetName(), res.Status.Phase, res.Status.Version, res.Status.ReadyComponents)
 	}
+	return nil
+}
+
+// clientDryRun lists what apply would write, plane by plane, from the file alone: it
+// sends nothing to the cluster, not even a dry run. -o json prints the objects.
+func (o *ApplyOptions) clientDryRun() error {
+	d, _, err := o.loadDesired(o.FileFlags)
+	if err != nil {
+		return err
+	}
+	// In apply's order: the CRD and the OntoPlatform first, then each plane.
+	planes := []printers.PlaneObjects{{Plane: string(plan.PlatformPlane), Objects: []*unstructured.Unstructured{d.CRD, d.Platform}}}
+	for _, p := range d.Planes {
+		planes = append(planes, printers.PlaneObjects{Plane: string(p.Name), Objects: p.Objects})
+	}
+	if o.format == printers.FormatJSON {
+		return printers.WriteObjectsJSON(o.Out, planes)
+	}
+	if err := printers.WriteDryRunObjects(o.Out, o.Terminal(o.Out), planes); err != nil {
+		return err
+	}
+	fmt.Fprintln(o.ErrOut, "dry run (client): nothing was sent to the cluster; --dry-run=server plans against it and checks what apply would refuse")
 	return nil
 }
 

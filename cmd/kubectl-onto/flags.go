@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 )
 
 // FileFlags select the platform file, shared by every command that reads one.
@@ -47,14 +49,48 @@ func (f *FileFlags) Validate() error {
 // OutputFlags hold -o for commands that report a result.
 type OutputFlags struct {
 	Output string
+	// formats are the values -o takes here; the first is the default.
+	formats []string
 }
 
-// AddFlags registers -o/--output with the formats the command supports, which shell
-// completion offers.
+// AddFlags registers -o/--output with the formats the command supports, the first
+// being the default; shell completion offers them.
 func (o *OutputFlags) AddFlags(flags *pflag.FlagSet, formats ...string) {
-	flags.StringVarP(&o.Output, "output", "o", "text", "Output format: "+strings.Join(formats, "|"))
+	o.formats, o.Output = formats, formats[0]
+	usage := strings.ReplaceAll(strings.Join(formats, "|"), string(printers.FormatJSONPath), "jsonpath=TEMPLATE")
+	flags.VarP(&outputValue{o}, "output", "o", "Output format: "+usage)
 	_ = flags.SetAnnotation("output", outputFormatsAnnotation, formats)
 }
+
+// Format is the parsed -o.
+func (o *OutputFlags) Format() (printers.Format, error) {
+	allowed := make([]printers.Format, len(o.formats))
+	for i, f := range o.formats {
+		allowed[i] = printers.Format(f)
+	}
+	return printers.ParseFormat(o.Output, allowed...)
+}
+
+// outputValue is -o as a flag value that refuses a format the command does not have,
+// so a shared setting (ONTO_OUTPUT, output: in the config file) can be skipped where
+// it does not apply instead of breaking the command.
+type outputValue struct{ o *OutputFlags }
+
+func (v *outputValue) String() string { return v.o.Output }
+func (v *outputValue) Type() string   { return "string" }
+func (v *outputValue) Set(s string) error {
+	old := v.o.Output
+	v.o.Output = s
+	if _, err := v.o.Format(); err != nil {
+		v.o.Output = old
+		return err
+	}
+	return nil
+}
+
+// commandSpecific marks a flag value whose valid values differ between commands:
+// a shared setting that is invalid for this command is skipped, not an error.
+func (v *outputValue) commandSpecific() {}
 
 // parsePlane turns --plane into a Plane, listing the valid names on error.
 func parsePlane(name string) (v1alpha1.Plane, error) {
@@ -90,4 +126,26 @@ func runCommand(o commandOptions) func(*cobra.Command, []string) error {
 		}
 		return o.Run(cmd.Context())
 	}
+}
+
+// DryRunFlags hold --dry-run with kubectl's meaning in every command that writes:
+// none (the default) writes; client sends no write at all; server sends every write
+// as a dry run the API server validates; a bare --dry-run is client.
+type DryRunFlags struct {
+	DryRun string
+}
+
+// AddFlags registers --dry-run; usage says what client and server do in this command.
+func (d *DryRunFlags) AddFlags(flags *pflag.FlagSet, usage string) {
+	flags.StringVar(&d.DryRun, "dry-run", string(apply.DryRunNone), "none|client|server (a bare --dry-run is client): "+usage)
+	flags.Lookup("dry-run").NoOptDefVal = string(apply.DryRunClient)
+}
+
+// Strategy validates --dry-run.
+func (d *DryRunFlags) Strategy() (apply.DryRunStrategy, error) {
+	switch s := apply.DryRunStrategy(d.DryRun); s {
+	case apply.DryRunNone, apply.DryRunClient, apply.DryRunServer:
+		return s, nil
+	}
+	return "", fmt.Errorf("invalid --dry-run %q: use none, client or server (a bare --dry-run is client)", d.DryRun)
 }

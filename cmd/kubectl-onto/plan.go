@@ -57,7 +57,7 @@ it if the cluster changed since.`,
 		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
-	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "jsonpath")
 	cmd.Flags().BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "Exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&o.ShowUnchanged, "show-unchanged", false, "List unchanged objects too")
 	cmd.Flags().BoolVar(&o.Adopt, "adopt", false, "Plan as apply --adopt would: existing objects of no platform are updates, not conflicts")
@@ -66,7 +66,7 @@ it if the cluster changed since.`,
 
 // Complete parses the output format.
 func (o *PlanOptions) Complete(_ []string) (err error) {
-	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
+	o.format, err = o.OutputFlags.Format()
 	return err
 }
 

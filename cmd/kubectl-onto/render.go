@@ -48,14 +48,14 @@ kubectl refuses it.`,
 		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "yaml", "Output format: yaml|json")
+	o.OutputFlags.AddFlags(cmd.Flags(), "yaml", "json", "name")
 	cmd.Flags().StringVar(&o.Plane, "plane", "", "Print only this plane (tenancy, infrastructure, control, data, intelligence, gateway, observability)")
 	return cmd
 }
 
 // Complete parses the output format and plane.
 func (o *RenderOptions) Complete(_ []string) (err error) {
-	if o.format, err = printers.ParseFormat(o.Output, printers.FormatYAML, printers.FormatJSON); err != nil {
+	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
 	}
 	if o.Plane != "" {
@@ -88,8 +88,11 @@ func (o *RenderOptions) Run(_ context.Context) error {
 			out = append(out, printers.PlaneObjects{Plane: string(p.Name), Objects: p.Objects})
 		}
 	}
-	if o.format == printers.FormatJSON {
+	switch o.format {
+	case printers.FormatJSON:
 		return printers.WriteObjectsJSON(o.Out, out)
+	case printers.FormatName:
+		return printers.WriteObjectNames(o.Out, out)
 	}
 	return printers.WriteObjectsYAML(o.Out, out)
 }

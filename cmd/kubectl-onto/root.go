@@ -114,9 +114,12 @@ change against the cluster with a server-side apply dry-run, applies it plane by
 waiting for each to be healthy, reports status from the live workloads, and uninstalls
 it in reverse order, keeping its data.
 
-Every flag can also come from the environment as ONTO_<FLAG> (ONTO_RELEASES,
-ONTO_TIMEOUT, ...) or from a config file (--config, default
-$XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
+Every flag can also come from the environment, as ONTO_<COMMAND>_<FLAG> for one
+command (ONTO_APPLY_TIMEOUT) or ONTO_<FLAG> for all (ONTO_RELEASES), or from a config
+file (--config, default $XDG_CONFIG_HOME/kubectl-onto/config.yaml) with top-level
+keys for all commands and a section per command (apply: {timeout: 10m}). The command
+line wins, then the environment, then the file, the per-command value before the
+shared one; a shared -o a command does not have is ignored there.`,
 		Example: `  # Write a starter file, check it, and see what it becomes
   kubectl onto init --profile production
   kubectl onto validate -f platform.yaml
@@ -164,7 +167,11 @@ $XDG_CONFIG_HOME/kubectl-onto/config.yaml).`,
 }
 
 // bindEnvAndConfig gives every flag the user did not set on the command line its value
-// from ONTO_<FLAG> or from the config file, in that order of precedence.
+// from, in this order: ONTO_<COMMAND>_<FLAG>, ONTO_<FLAG>, the config file's
+// <command>: {<flag>: ...} section, its top-level <flag>. A shared value (the second
+// and fourth) that this command cannot take, such as ONTO_OUTPUT=text for render whose
+// formats are yaml and json, is skipped; a per-command value that is invalid is an
+// error.
 func bindEnvAndConfig(cmd *cobra.Command, v *viper.Viper, configFile string, getenv func(string) string) error {
 	if configFile == "" {
 		dir := getenv("XDG_CONFIG_HOME")
@@ -185,23 +192,44 @@ func bindEnvAndConfig(cmd *cobra.Command, v *viper.Viper, configFile string, get
 			return fmt.Errorf("read config file %s: %w", configFile, err)
 		}
 	}
+	envName := func(parts ...string) string {
+		return "ONTO_" + strings.ToUpper(strings.ReplaceAll(strings.Join(parts, "_"), "-", "_"))
+	}
+	command := cmd.Name()
 	var errs []error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if f.Changed {
 			return
 		}
-		env := "ONTO_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		val, ok := "", false
-		if e := getenv(env); e != "" {
-			val, ok = e, true
-		} else if v.IsSet(f.Name) {
-			val, ok = v.GetString(f.Name), true
+		type source struct {
+			name, value string
+			shared      bool
 		}
-		if !ok {
+		var sources []source
+		if e := getenv(envName(command, f.Name)); e != "" {
+			sources = append(sources, source{envName(command, f.Name), e, false})
+		}
+		if e := getenv(envName(f.Name)); e != "" {
+			sources = append(sources, source{envName(f.Name), e, true})
+		}
+		if key := command + "." + f.Name; v.IsSet(key) {
+			sources = append(sources, source{configFile + ": " + key, v.GetString(key), false})
+		}
+		// A top-level key that is a map is a command's section (apply's --plan vs the
+		// plan: section), not a value.
+		if _, section := v.Get(f.Name).(map[string]any); v.IsSet(f.Name) && !section {
+			sources = append(sources, source{configFile + ": " + f.Name, v.GetString(f.Name), true})
+		}
+		for _, src := range sources {
+			err := f.Value.Set(src.value)
+			if err == nil {
+				return
+			}
+			if _, perCommand := f.Value.(interface{ commandSpecific() }); src.shared && perCommand {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s: invalid value %q for --%s of %s: %w", src.name, src.value, f.Name, command, err))
 			return
-		}
-		if err := f.Value.Set(val); err != nil {
-			errs = append(errs, fmt.Errorf("%s: invalid value %q for --%s: %w", env, val, f.Name, err))
 		}
 	})
 	if len(errs) > 0 {

@@ -29,6 +29,8 @@ type StatusOptions struct {
 	// Wait until every component is ready, or Timeout.
 	Wait    bool
 	Timeout time.Duration
+	// AllNamespaces lists every platform of the cluster, one row each.
+	AllNamespaces bool
 
 	namespace string
 	format    printers.Format
@@ -46,20 +48,25 @@ readiness read from the live Deployments and StatefulSets, compared with the spe
 a workload scaled below the spec's replicas, running another version, or missing is
 not ready.
 
-NAME may be left out when the namespace holds one OntoPlatform.
+NAME may be left out when the namespace holds one OntoPlatform. -A lists every
+platform of the cluster, one row each, as kubectl get -A does (-o wide adds the
+spec's version, generations and the components not ready).
 
 The command exits 0 whenever it could report, ready or not. With --wait it watches
 the workloads until every component is ready, and exits 1 naming the first component
 that is not, and why, when --timeout passes.`,
 		Example: `  kubectl onto status -n onto-system
   kubectl onto status onto-production -n onto-system -o json
-  kubectl onto status --wait --timeout 10m     # in CI, after apply --wait=false`,
+  kubectl onto status --wait --timeout 10m     # in CI, after apply --wait=false
+  kubectl onto status -A -o wide               # every platform of the cluster
+  kubectl onto status -n onto-system -o jsonpath='{.phase}{" "}{.readyComponents}'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
 	}
-	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "name", "wide", "jsonpath")
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until every component is ready; exit 1 if --timeout passes first")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long --wait waits")
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List every platform of the cluster, one row each")
 	return cmd
 }
 
@@ -68,7 +75,7 @@ func (o *StatusOptions) Complete(args []string) (err error) {
 	if len(args) == 1 {
 		o.Name = args[0]
 	}
-	if o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML); err != nil {
+	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
 	}
 	o.namespace, err = o.currentNamespace()
@@ -77,6 +84,12 @@ func (o *StatusOptions) Complete(args []string) (err error) {
 
 // Validate checks the flags.
 func (o *StatusOptions) Validate() error {
+	if o.AllNamespaces && o.Name != "" {
+		return fmt.Errorf("a platform NAME and --all-namespaces exclude each other: a name is looked up in one namespace (-n)")
+	}
+	if o.AllNamespaces && o.Wait {
+		return fmt.Errorf("--wait waits for one platform: name it (and -n), without --all-namespaces")
+	}
 	if o.Wait && o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive with --wait, not %s", o.Timeout)
 	}
@@ -90,6 +103,14 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		return err
 	}
 	obs := &status.Observer{Clients: clients, Now: time.Now}
+	if o.AllNamespaces {
+		reports, err := obs.ObserveAll(ctx, "")
+		if err != nil {
+			return err
+		}
+		view := printers.StatusListView{Items: reports, AllNamespaces: true, Wide: o.format == printers.FormatWide}
+		return printers.Write(o.Out, o.format, o.Terminal(o.Out), view)
+	}
 	var waitErr error
 	if o.Wait {
 		wctx, cancel := context.WithTimeout(ctx, o.Timeout)

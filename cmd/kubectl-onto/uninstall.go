@@ -25,8 +25,7 @@ type UninstallOptions struct {
 	Name string
 	// DeleteData also deletes volumes, generated Secrets and the namespace.
 	DeleteData bool
-	// DryRun is none, client or server.
-	DryRun string
+	DryRunFlags
 	// Timeout bounds the whole run and PlaneTimeout the wait for each plane's objects
 	// to be gone, as in apply.
 	Timeout      time.Duration
@@ -65,8 +64,7 @@ NAME may be left out when the namespace holds one OntoPlatform.`,
 	}
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
 	cmd.Flags().BoolVar(&o.DeleteData, "delete-data", false, "Also delete PersistentVolumeClaims, generated Secrets and the namespace the platform created")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none|client|server: list what would be deleted and kept, deleting nothing (server: each delete checked by the API server)")
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+	o.DryRunFlags.AddFlags(cmd.Flags(), "list what would be deleted and kept, deleting nothing (server: each delete is also sent as a dry run)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Minute, "How long the whole run may take (0: no limit)")
 	cmd.Flags().DurationVar(&o.PlaneTimeout, "plane-timeout", 5*time.Minute, "How long each plane's objects may take to be gone")
 	cmd.Flags().DurationVar(&o.LockWait, "lock-wait", 0, "How long to wait for another run of this platform to release its lock (0: fail at once)")
@@ -78,7 +76,7 @@ func (o *UninstallOptions) Complete(args []string) (err error) {
 	if len(args) == 1 {
 		o.Name = args[0]
 	}
-	if o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON); err != nil {
+	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
 	}
 	o.namespace, err = o.currentNamespace()
@@ -87,10 +85,8 @@ func (o *UninstallOptions) Complete(args []string) (err error) {
 
 // Validate checks the flags.
 func (o *UninstallOptions) Validate() error {
-	switch apply.DryRunStrategy(o.DryRun) {
-	case apply.DryRunNone, apply.DryRunClient, apply.DryRunServer:
-	default:
-		return fmt.Errorf("invalid --dry-run %q: use none, client or server", o.DryRun)
+	if _, err := o.Strategy(); err != nil {
+		return err
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("--timeout must be 0 (no limit) or positive, not %s", o.Timeout)

@@ -49,13 +49,13 @@ func NewCmdVersion(g *GlobalOptions) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
-	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "jsonpath")
 	return cmd
 }
 
 // Complete parses the output format.
 func (o *VersionOptions) Complete(_ []string) (err error) {
-	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
+	o.format, err = o.OutputFlags.Format()
 	return err
 }
 

@@ -124,6 +124,22 @@ type Lister struct {
 // scope for cluster-scoped kinds) labelled as members of id. A group-kind the cluster
 // no longer serves is skipped: it can hold no objects.
 func (l *Lister) List(ctx context.Context, namespace, id string, gks []schema.GroupKind) ([]*unstructured.Unstructured, error) {
+	return l.list(ctx, namespace, PartOfLabel+"="+id, gks)
+}
+
+// ListMembers returns the objects of the kinds gks in namespace ("" is every
+// namespace) that belong to any platform's inventory: one list request per kind,
+// whatever the number of platforms. PartOf groups them.
+func (l *Lister) ListMembers(ctx context.Context, namespace string, gks []schema.GroupKind) ([]*unstructured.Unstructured, error) {
+	return l.list(ctx, namespace, PartOfLabel, gks)
+}
+
+// PartOf is the inventory id obj belongs to, or "".
+func PartOf(obj *unstructured.Unstructured) string {
+	return obj.GetLabels()[PartOfLabel]
+}
+
+func (l *Lister) list(ctx context.Context, namespace, selector string, gks []schema.GroupKind) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, gk := range gks {
 		mapping, err := l.Mapper.RESTMapping(gk)
@@ -137,7 +153,7 @@ func (l *Lister) List(ctx context.Context, namespace, id string, gks []schema.Gr
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 			ri = l.Dynamic.Resource(mapping.Resource).Namespace(namespace)
 		}
-		list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: PartOfLabel + "=" + id})
+		list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -9,6 +9,7 @@ package printers
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -46,4 +47,44 @@ func WriteObjectsJSON(out io.Writer, planes []PlaneObjects) error {
 		}
 	}
 	return WriteJSON(out, map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+}
+
+// WriteObjectNames prints kind.group/name per object, as kubectl's -o name.
+func WriteObjectNames(out io.Writer, planes []PlaneObjects) error {
+	for _, p := range planes {
+		for _, obj := range p.Objects {
+			kind := strings.ToLower(obj.GetKind())
+			if g := obj.GroupVersionKind().Group; g != "" {
+				kind += "." + g
+			}
+			if _, err := fmt.Fprintf(out, "%s/%s\n", kind, obj.GetName()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WriteDryRunObjects lists objects under their plane, kubectl style, for a client dry
+// run: "deployment.apps/gateway (dry run)".
+func WriteDryRunObjects(out io.Writer, t *Terminal, planes []PlaneObjects) error {
+	var b strings.Builder
+	last := ""
+	for _, p := range planes {
+		if p.Plane != last {
+			b.WriteString(t.Bold.Render("▸ "+p.Plane) + "\n")
+			last = p.Plane
+		}
+		var names strings.Builder
+		if err := WriteObjectNames(&names, []PlaneObjects{p}); err != nil {
+			return err
+		}
+		for _, n := range strings.Split(strings.TrimSpace(names.String()), "\n") {
+			if n != "" {
+				fmt.Fprintf(&b, "    %s (dry run)\n", n)
+			}
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }

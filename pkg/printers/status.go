@@ -25,6 +25,9 @@ type StatusView struct {
 	*status.Report
 }
 
+// Names is the platform as kubectl's -o name prints it.
+func (v StatusView) Names() []string { return []string{platformResourceName + "/" + v.Name} }
+
 // MarshalJSON prints the report alone.
 func (v StatusView) MarshalJSON() ([]byte, error) { return json.Marshal(v.Report) }
 
@@ -186,7 +189,10 @@ type cell struct {
 
 // writeTable prints rows as columns two spaces apart, indented by two; the last
 // column is not padded.
-func writeTable(b *strings.Builder, rows [][]cell) {
+func writeTable(b *strings.Builder, rows [][]cell) { writeTableIndent(b, rows, "  ") }
+
+// writeTableIndent is writeTable with each line starting with indent.
+func writeTableIndent(b *strings.Builder, rows [][]cell, indent string) {
 	var widths []int
 	for _, row := range rows {
 		for i, c := range row {
@@ -198,7 +204,7 @@ func writeTable(b *strings.Builder, rows [][]cell) {
 	}
 	for _, row := range rows {
 		var line strings.Builder
-		line.WriteString("  ")
+		line.WriteString(indent)
 		for i, c := range row {
 			text := c.s
 			if i < len(row)-1 {

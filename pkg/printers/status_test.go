@@ -116,3 +116,34 @@ func TestStatusView(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusListView: status -A as a table, wide, as names, as JSON and through a
+// jsonpath, from the same reports.
+func TestStatusListView(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	created := func(d time.Duration) *metav1.Time { c := metav1.NewTime(now.Add(-d)); return &c }
+	reports := []*status.Report{
+		{Name: "onto-production", Namespace: "onto-system", Phase: v1alpha1.PhaseRunning, SpecVersion: "1.5.0", Version: "1.5.0",
+			Generation: 2, ObservedGeneration: 2, Ready: true, ReadyComponents: "13/13", CreatedAt: created(49 * time.Hour),
+			Conditions: []status.Condition{}, Components: []status.Component{{Name: "gateway", Ready: true}}, ObservedAt: metav1.NewTime(now)},
+		{Name: "tenant-a", Namespace: "tenant-a", Phase: v1alpha1.PhaseDegraded, SpecVersion: "1.6.0", Version: "1.5.0",
+			Generation: 4, ObservedGeneration: 3, ReadyComponents: "11/13", CreatedAt: created(3 * time.Minute),
+			Conditions: []status.Condition{}, ObservedAt: metav1.NewTime(now),
+			Components: []status.Component{{Name: "gateway", Ready: false}, {Name: "nessie", Ready: false}, {Name: "postgres", Ready: true}}},
+		{Name: "never-applied", Namespace: "tenant-b", SpecVersion: "1.5.0", Generation: 1, ReadyComponents: "0/0",
+			Conditions: []status.Condition{}, Components: []status.Component{}, ObservedAt: metav1.NewTime(now)},
+	}
+	for _, f := range []printers.Format{printers.FormatText, printers.FormatWide, printers.FormatName, printers.FormatJSON,
+		`jsonpath={range .items[*]}{.namespace}/{.name}={.phase}{"\n"}{end}`} {
+		var out bytes.Buffer
+		view := printers.StatusListView{Items: reports, AllNamespaces: true, Wide: f == printers.FormatWide}
+		if err := printers.Write(&out, f, printers.Plain(&out), view); err != nil {
+			t.Fatal(err)
+		}
+		golden.Assert(t, out.Bytes(), filepath.Join("testdata", t.Name(), string(f.Base())+".golden"))
+	}
+	var out bytes.Buffer
+	if err := printers.Write(&out, printers.FormatText, printers.Plain(&out), printers.StatusListView{Items: []*status.Report{}}); err != nil || out.String() != "No OntoPlatforms found.\n" {
+		t.Fatalf("empty list: %q, %v", out.String(), err)
+	}
+}

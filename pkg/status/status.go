@@ -71,6 +71,8 @@ type Report struct {
 	History []v1alpha1.Revision `json:"history,omitempty"`
 	// ObservedAt is when the live workloads were read; ages are relative to it.
 	ObservedAt metav1.Time `json:"observedAt"`
+	// CreatedAt is when the OntoPlatform was created (the AGE of `status -A`).
+	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
 }
 
 // Condition is one recorded condition of the platform.
@@ -189,6 +191,9 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 	}
 	sort.SliceStable(r.Conditions, func(i, j int) bool { return conditionRank(r.Conditions[i].Type) < conditionRank(r.Conditions[j].Type) })
 
+	if !p.CreationTimestamp.IsZero() {
+		r.CreatedAt = p.CreationTimestamp.DeepCopy()
+	}
 	obs := &observation{report: r, platform: p, expect: map[string]health.Expectation{}}
 	spec := map[string]v1alpha1.Component{}
 	for _, c := range p.Spec.Components() {
