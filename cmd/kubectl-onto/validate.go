@@ -69,7 +69,7 @@ func (o *ValidateOptions) Run(_ context.Context) error {
 	var invalid *spec.Error
 	switch {
 	case errors.As(err, &invalid):
-		res.Issues = invalid.Issues
+		res.Issues, res.Incomplete = invalid.Issues, invalid.Incomplete
 	case err != nil:
 		return err
 	default:

@@ -19,6 +19,8 @@ type ValidationResult struct {
 	Valid     bool          `json:"valid"`
 	Platforms []PlatformRef `json:"platforms,omitempty"`
 	Issues    []spec.Issue  `json:"issues,omitempty"`
+	// Incomplete is spec.Error's: some rules were not checked because of the issues.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // PlatformRef names one OntoPlatform found in a file.
@@ -47,12 +49,19 @@ func (r ValidationResult) WriteText(out io.Writer, t *Terminal) error {
 	if _, err := fmt.Fprintf(out, "%s %s: %d %s\n", t.Fail.Render("✗"), r.File, len(r.Issues), noun); err != nil {
 		return err
 	}
+	// The lines are spec.Error's, word for word, so `validate` and a command that
+	// fails on the same file (apply, plan) say the same thing; only the field is bold.
 	for _, is := range r.Issues {
-		loc := r.File
-		if is.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", r.File, is.Line)
+		text := is.Text()
+		if is.Field != "" {
+			text = t.Bold.Render(is.Field) + ": " + text
 		}
-		if _, err := fmt.Fprintf(out, "  %s: %s: %s\n", loc, t.Bold.Render(is.Field), is.Message); err != nil {
+		if _, err := fmt.Fprintf(out, "  %s: %s\n", is.Location(r.File), text); err != nil {
+			return err
+		}
+	}
+	if r.Incomplete {
+		if _, err := fmt.Fprintf(out, "  %s\n", spec.IncompleteNote); err != nil {
 			return err
 		}
 	}

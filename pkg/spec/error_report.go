@@ -52,11 +52,18 @@ type Issue struct {
 	Document int `json:"document,omitempty"`
 }
 
+// IncompleteNote is the line that follows the issues of an *Error whose Incomplete is
+// set, in every view of it.
+const IncompleteNote = "(some validation rules were not checked because of the errors above; fix them to see any others)"
+
 // Error lists every issue on its own line, prefixed with file:line so editors and CI
 // logs can jump to it:
 //
 //	platform.yaml: 2 errors
 //	  platform.yaml:14: spec.controlPlane.ontologyService.autoscaling.minReplicas: Invalid value: ...
+//
+// `validate` prints the same lines (printers.ValidationResult), so a problem reads the
+// same whichever command found it.
 func (e *Error) Error() string {
 	var b strings.Builder
 	name := e.File
@@ -71,33 +78,55 @@ func (e *Error) Error() string {
 	for _, is := range e.Issues {
 		b.WriteString("\n  ")
 		if e.File != "" {
-			b.WriteString(e.File)
-			if is.Line > 0 {
-				b.WriteString(":" + strconv.Itoa(is.Line))
-			}
-			b.WriteString(": ")
+			b.WriteString(is.Location(e.File) + ": ")
 		}
 		b.WriteString(is.String())
 	}
 	if e.Incomplete {
-		b.WriteString("\n  (some validation rules were not checked because of the errors above; fix them to see any others)")
+		b.WriteString("\n  " + IncompleteNote)
 	}
 	return b.String()
 }
 
-// String renders the issue as k8s.io/apimachinery renders a field error:
-// "field: Type: value: message".
-func (is Issue) String() string {
-	var parts []string
-	if is.Field != "" {
-		parts = append(parts, is.Field)
+// Location is where the issue is, as compilers print it: "file:line", or the file
+// alone when the line is unknown (an empty file).
+func (is Issue) Location(file string) string {
+	if is.Line > 0 {
+		return file + ":" + strconv.Itoa(is.Line)
 	}
-	parts = append(parts, is.Type)
-	if is.Value != "" {
-		parts = append(parts, is.Value)
+	return file
+}
+
+// String renders the issue as k8s.io/apimachinery renders a field error,
+// "field: Type: value: message", or "field: Text()" in general. An issue with no
+// field, a problem with the document as a whole, is its text alone: a line never has
+// an empty field segment.
+func (is Issue) String() string {
+	if is.Field == "" {
+		return is.Text()
+	}
+	return is.Field + ": " + is.Text()
+}
+
+// Text is the issue after its field, in words: the kind of problem, the offending
+// value and what is wrong ("Invalid value: -1: should be greater than or equal to
+// 0"). The kind is left out where the message names it itself, so nothing is said
+// twice or wrongly: a problem with the document as a whole ("invalid YAML: ...", "the
+// file is empty: ..."), other than an internal error, and an unknown field, which the API server reports as
+// `unknown field "x"` rather than as a forbidden value.
+func (is Issue) Text() string {
+	var parts []string
+	if (is.Field != "" || is.Type == field.ErrorTypeInternal.String()) && !isUnknownField(is) {
+		parts = append(parts, is.Type)
+		if is.Value != "" {
+			parts = append(parts, is.Value)
+		}
 	}
 	if is.Message != "" {
 		parts = append(parts, is.Message)
+	}
+	if len(parts) == 0 { // every issue this package makes has a message; be safe anyway
+		parts = append(parts, is.Type)
 	}
 	return strings.Join(parts, ": ")
 }

@@ -69,7 +69,7 @@ func (v *Validator) Load(filename string, data []byte) ([]*v1alpha1.OntoPlatform
 		}
 	}
 	if len(issues) == 0 && len(out) == 0 {
-		issues = append(issues, Issue{Type: field.ErrorTypeRequired.String(), Message: "no OntoPlatform document found"})
+		issues = append(issues, Issue{Type: field.ErrorTypeRequired.String(), Message: emptyFileMessage(filename)})
 	}
 	if len(issues) > 0 {
 		return nil, &Error{File: filename, Issues: sortIssues(issues), Incomplete: incomplete}

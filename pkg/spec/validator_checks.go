@@ -66,7 +66,7 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 	c := &collector{doc: index, lines: lineIndex{offset: offset}}
 	var root yaml.Node
 	if err := yaml.Unmarshal(d.data, &root); err != nil {
-		c.addAt(field.Invalid(nil, field.OmitValueType{}, "invalid YAML: "+stripLine(err.Error())), parseLine(err.Error(), offset, d.firstLine))
+		c.addAt(syntaxError(err, d))
 		return nil, c
 	}
 	c.lines.root = &root
@@ -76,7 +76,7 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 	// 0755 mean here what they mean to `kubectl apply`.
 	js, err := sigsyaml.YAMLToJSON(d.data)
 	if err != nil {
-		c.addAt(field.Invalid(nil, field.OmitValueType{}, "invalid YAML: "+stripLine(err.Error())), parseLine(err.Error(), offset, d.firstLine))
+		c.addAt(syntaxError(err, d))
 		return nil, c
 	}
 	var decoded any
@@ -102,12 +102,12 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 		return nil, c
 	} else {
 		for _, path := range unknown {
-			c.add(unknownField(path))
+			c.add(v.unknownField(path))
 		}
 	}
 	for _, path := range structuralpruning.PruneWithOptions(obj, v.schema.structural, true,
 		structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		c.add(unknownField(path))
+		c.add(v.unknownField(path))
 	}
 	// CEL takes a context only to cancel a long evaluation; offline validation is
 	// bounded by the per-call cost limit, so it needs no caller context.
@@ -153,6 +153,9 @@ func (v *Validator) check(ctx context.Context, obj map[string]any, c *collector)
 	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.schema.structural, obj)...)
 	for _, e := range errs {
 		e.Detail = friendlyDetail(e)
+		if e.Type == field.ErrorTypeRequired && e.Detail == "" {
+			e.Detail = v.requiredDetail(e.Field)
+		}
 	}
 	if v.schema.cel != nil {
 		if celBlocked(errs) {
@@ -297,10 +300,6 @@ func nameIsDNSLabel(name string, prefix bool) []string {
 		name = strings.TrimSuffix(name, "-")
 	}
 	return utilvalidation.IsDNS1123Label(name)
-}
-
-func unknownField(path string) *field.Error {
-	return &field.Error{Type: field.ErrorTypeForbidden, Field: path, Detail: fmt.Sprintf("unknown field %q", path)}
 }
 
 func docLabel(index int) string {

@@ -7,6 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package spec
 
 import (
+	"bytes"
+	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -74,4 +77,115 @@ func jsonTypeName(v any) string {
 	default:
 		return "a number"
 	}
+}
+
+// syntaxError turns a YAML parser's error into an issue at the file's line. The
+// parser's own words stay (they are what a search finds), followed by what usually
+// causes them where the parser's wording is obscure.
+func syntaxError(err error, d document) (*field.Error, int) {
+	msg := err.Error()
+	offset := d.firstLine - 1
+	words := stripLine(msg)
+	if isParserError(words) {
+		// yaml.v3 numbers the lines of its parser's errors from 0 and those of its
+		// scanner's from 1 (parser.fail adds 1 for scanner errors only).
+		offset++
+	}
+	line := parseLine(msg, offset, d.firstLine)
+	if hint := syntaxHint(words, lineOf(d.data, line-offset)); hint != "" {
+		words += "; " + hint
+	}
+	return field.Invalid(nil, field.OmitValueType{}, "invalid YAML: "+words), line
+}
+
+// isParserError tells the messages of yaml.v3's parser (parserc.go) from its
+// scanner's. The parser places an error at the start of the enclosing collection.
+func isParserError(msg string) bool {
+	switch msg {
+	case "did not find expected <stream-start>", "did not find expected <document start>",
+		"found undefined tag handle", "did not find expected node content",
+		"did not find expected '-' indicator", "did not find expected key",
+		"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+		"found duplicate %YAML directive", "found incompatible YAML document", "found duplicate %TAG directive":
+		return true
+	}
+	return false
+}
+
+// syntaxHint says in plain words what commonly causes a YAML parser message, given
+// the text of the line the parser stopped at. "" when there is nothing useful to add.
+func syntaxHint(msg string, text []byte) string {
+	indent := text[:len(text)-len(bytes.TrimLeft(text, " \t"))]
+	switch {
+	case bytes.ContainsRune(indent, '\t'):
+		return "this line is indented with a tab; YAML indents with spaces only"
+	case msg == "found character that cannot start any token":
+		return "a value starts with a character YAML reserves (such as @, ` or %); put the value in quotes"
+	case msg == "mapping values are not allowed in this context":
+		return `a "key: value" where none can be: check this line's indentation and the line above for a missing ":", or quote a value that contains ": "`
+	case msg == "found unexpected end of stream":
+		return "the file ends inside a quoted string or an open [ or {: check for a missing closing quote or bracket"
+	case strings.HasPrefix(msg, "did not find expected ',' or"):
+		return "a [ ] or { } is not closed, or two of its items have no comma between them"
+	case msg == "did not find expected key", msg == "did not find expected '-' indicator":
+		return "a line of the block that starts here is indented differently from the others: check the indentation below this line"
+	case msg == "could not find expected ':'":
+		return `a key without ": " after it, or a value continued on a line that is not indented under its key`
+	}
+	return ""
+}
+
+// lineOf returns the 1-based line n of data, or nil when there is none.
+func lineOf(data []byte, n int) []byte {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if i+1 == n {
+			return bytes.TrimRight(l, "\r")
+		}
+	}
+	return nil
+}
+
+// emptyFileMessage is the issue of a file with no document but blanks, comments or
+// null: it says what was expected and how to get a starter.
+func emptyFileMessage(filename string) string {
+	what := "the file is empty"
+	if filename == StdinName {
+		what = "the standard input is empty"
+	}
+	return what + ": expected an OntoPlatform document (kubectl onto init writes a starter)"
+}
+
+// listIndex matches the list indexes of a field path, to compare paths by shape.
+var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
+// requiredDetail says what a missing required field is, in place of the OpenAPI
+// validator's bare "Required value". The field path already names the missing field
+// (the validator reports spec.version, not spec); the message says what belongs
+// there. Every field the schema requires has its own wording
+// (TestRequiredFieldsHaveMessages).
+func (v *Validator) requiredDetail(path string) string {
+	shape := listIndex.ReplaceAllString(path, "[]")
+	switch {
+	case shape == "spec":
+		return "every OntoPlatform needs a spec, with at least spec.version (kubectl onto init writes a starter)"
+	case shape == "spec.version":
+		msg := `the platform's release version is required, a semantic version such as "1.6.0"`
+		if v.catalog != nil {
+			if known := v.catalog.Versions(); len(known) > 0 {
+				msg = fmt.Sprintf("the platform's release version is required (known: %s)", strings.Join(known, ", "))
+			}
+		}
+		return msg
+	case shape == "spec.patches[].patch":
+		return "the patch itself is required: a strategic-merge patch (an object) or JSON 6902 operations (a list)"
+	case strings.HasSuffix(shape, ".autoscaling.podsMetrics[].name"):
+		return "the name of the metric is required, as the custom metrics API serves it"
+	case strings.HasSuffix(shape, ".autoscaling.podsMetrics[].averageValue"):
+		return `the average value per pod to scale at is required, a quantity such as "100" or "500m"`
+	}
+	name := path
+	if segs := parsePath(path); len(segs) > 0 {
+		name = segs[len(segs)-1].name
+	}
+	return fmt.Sprintf("required field %q is missing", name)
 }
