@@ -63,13 +63,13 @@ func TestCommandOutput(t *testing.T) {
 		{name: "validate-bad-json", args: []string{"validate", "-f", bad, "-o", "json"}, wantCode: 1},
 		{name: "render-minimal-tenancy", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "tenancy"}},
 		{name: "render-tenant-json-tenancy", args: []string{"render", "-f", example("tenant.yaml"), "--plane", "tenancy", "-o", "json"}},
-		{name: "init-minimal", args: []string{"init", "--profile", "minimal", "-f", "-", "--platform-version", "1.6.0"}},
-		{name: "init-production", args: []string{"init", "--profile", "production", "-f", "-", "--name", "prod", "--platform-namespace", "onto-prod", "--platform-version", "1.5.0"}},
+		{name: "init-minimal", args: []string{"init", "--profile", "minimal", "-", "--platform-version", "1.6.0"}},
+		{name: "init-production", args: []string{"init", "--profile", "production", "-", "--name", "prod", "-n", "onto-prod", "--platform-version", "1.5.0"}},
 		{name: "render-bad-plane", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "nope"}, wantCode: 1, stderrHas: "unknown plane \"nope\": use one of tenancy, infrastructure"},
 		{name: "render-bad-output", args: []string{"render", "-f", example("minimal.yaml"), "-o", "xml"}, wantCode: 1, stderrHas: "unknown output format \"xml\""},
 		{name: "validate-no-file", args: []string{"validate"}, wantCode: 1, stderrHas: "pass -f platform.yaml"},
 		{name: "render-invalid-file", args: []string{"render", "-f", bad}, wantCode: 1, stderrHas: "bad-platform.yaml:"},
-		{name: "init-unknown-profile", args: []string{"init", "--profile", "huge", "-f", "-"}, wantCode: 1, stderrHas: "unknown profile \"huge\""},
+		{name: "init-unknown-profile", args: []string{"init", "--profile", "huge", "-"}, wantCode: 1, stderrHas: "unknown profile \"huge\""},
 		{name: "render-with-patch", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "gateway", "--patch", filepath.Join("testdata", "patch-gateway.yaml")}},
 		{name: "render-patch-matches-nothing", args: []string{"render", "-f", example("minimal.yaml"), "--patch", filepath.Join("testdata", "patch-missing.yaml")}, wantCode: 1, stderrHas: "no-such-service"},
 		{name: "plan-invalid-file-no-cluster", args: []string{"plan", "-f", bad, "--kubeconfig", "/nonexistent"}, wantCode: 1, stderrHas: "spec.version"},
@@ -95,22 +95,57 @@ func TestCommandOutput(t *testing.T) {
 // overwrite it without --force.
 func TestInitWritesValidFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "platform.yaml")
-	if r := runCmd(t, "init", "--profile", "production", "-f", path); r.code != 0 {
+	if r := runCmd(t, "init", "--profile", "production", path); r.code != 0 {
 		t.Fatalf("init: %d %s", r.code, r.stderr)
 	}
 	if r := runCmd(t, "validate", "-f", path); r.code != 0 {
 		t.Fatalf("validate of init's file: %d %s", r.code, r.stdout)
 	}
 	before, _ := os.ReadFile(path)
-	if r := runCmd(t, "init", "-f", path); r.code != 1 || !strings.Contains(r.stderr, "--force") {
+	if r := runCmd(t, "init", path); r.code != 1 || !strings.Contains(r.stderr, "--force") {
 		t.Fatalf("init over an existing file: %d %q, want a refusal naming --force", r.code, r.stderr)
 	}
 	after, _ := os.ReadFile(path)
 	if string(before) != string(after) {
 		t.Fatal("a refused init changed the file")
 	}
-	if r := runCmd(t, "init", "-f", path, "--force"); r.code != 0 {
+	if r := runCmd(t, "init", path, "--force"); r.code != 0 {
 		t.Fatalf("init --force: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestInitNamespace: without -n the platform gets a namespace of its own name (not
+// the demo's onto-system); -n places it; the old -f and --platform-namespace still
+// work, with a deprecation warning.
+func TestInitNamespace(t *testing.T) {
+	ns := func(r result) string {
+		t.Helper()
+		if r.code != 0 {
+			t.Fatalf("init: exit %d: %s", r.code, r.stderr)
+		}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if v, ok := strings.CutPrefix(line, "  namespace: "); ok {
+				return v
+			}
+		}
+		t.Fatalf("no namespace in\n%s", r.stdout)
+		return ""
+	}
+	if got := ns(runCmd(t, "init", "-")); got != "onto" {
+		t.Errorf("init: namespace %q, want onto (the platform's name)", got)
+	}
+	if got := ns(runCmd(t, "init", "--name", "acme", "-")); got != "acme" {
+		t.Errorf("init --name acme: namespace %q, want acme", got)
+	}
+	if got := ns(runCmd(t, "init", "-n", "team-a", "-")); got != "team-a" {
+		t.Errorf("init -n team-a: namespace %q", got)
+	}
+	r := runCmd(t, "init", "-f", "-", "--platform-namespace", "old-style")
+	if got := ns(r); got != "old-style" || !strings.Contains(r.stderr, "deprecated") {
+		t.Errorf("init -f - --platform-namespace: namespace %q, stderr %q; want old-style and a deprecation warning", got, r.stderr)
+	}
+	if r := runCmd(t, "init", "-n", "a", "--platform-namespace", "b", "-"); r.code != 1 || !strings.Contains(r.stderr, "disagree") {
+		t.Errorf("-n and --platform-namespace disagreeing: exit %d %q", r.code, r.stderr)
 	}
 }
 

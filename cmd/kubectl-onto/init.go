@@ -42,31 +42,56 @@ func initProfiles() []string { return []string{"minimal", "production"} }
 func NewCmdInit(g *GlobalOptions) *cobra.Command {
 	o := &InitOptions{GlobalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "init",
-		Short: "Write a starter platform.yaml",
-		Long: `Init writes a commented OntoPlatform file to start from. The minimal profile runs
-one replica of everything; the production profile is replicated, autoscaled, with GPU
-reasoning, TLS ingress, metrics and tracing. The file is validated before it is written,
-and an existing file is never overwritten without --force.`,
-		Example: `  kubectl onto init
-  kubectl onto init --profile production --name onto-prod --namespace onto-system -f prod.yaml
-  kubectl onto init --profile minimal -f - | kubectl onto validate -f -`,
-		Args: cobra.NoArgs,
+		Use:   "init [FILE]",
+		Short: "Write a starter platform file",
+		Long: `Init writes a commented OntoPlatform file to start from, to FILE (default
+platform.yaml; - prints it). The minimal profile runs one replica of everything; the
+production profile is replicated, autoscaled, with GPU reasoning, TLS ingress, metrics
+and tracing. The file is validated before it is written, and an existing file is never
+overwritten without --force.
+
+The platform is named --name (default onto) and placed in -n's namespace, or, without
+-n, in a namespace of its own name: a namespace holds one platform.`,
+		Example: `  kubectl onto init                                             # platform.yaml: platform onto in namespace onto
+  kubectl onto init --profile production --name onto-prod -n onto-prod prod.yaml
+  kubectl onto init --profile minimal - | kubectl onto validate -f -`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Profile, "profile", "minimal", "Starter profile: minimal|production")
-	f.StringVarP(&o.File, "filename", "f", "platform.yaml", "File to write (- prints to stdout)")
 	f.StringVar(&o.Name, "name", "onto", "Name of the OntoPlatform")
-	f.StringVar(&o.Namespace, "platform-namespace", "onto-system", "Namespace the platform runs in")
 	f.StringVar(&o.Version, "platform-version", "", "Platform version (default: the newest in the release catalog)")
 	f.BoolVar(&o.Force, "force", false, "Overwrite the file if it exists")
+	// Before FILE was an argument, -f named the output, while -f is the input
+	// everywhere else; and the namespace had a flag of its own instead of -n. Both
+	// still work, with a warning, so scripts do not break.
+	f.StringVarP(&o.File, "filename", "f", "", "File to write")
+	_ = f.MarkHidden("filename")
+	f.StringVar(&o.Namespace, "platform-namespace", "", "Namespace the platform runs in")
+	_ = f.MarkHidden("platform-namespace")
 	return cmd
 }
 
-// Complete picks the newest catalog version when none is given, and takes kubectl's
-// -n as the platform namespace when it is set and --platform-namespace is not.
-func (o *InitOptions) Complete(_ []string) error {
+// Complete takes FILE, picks the newest catalog version when none is given, and the
+// namespace from -n, else the platform's name.
+func (o *InitOptions) Complete(args []string) error {
+	// cobra drops pflag's own deprecation notices, so they are printed here.
+	if o.File != "" {
+		fmt.Fprintln(o.ErrOut, "Warning: init -f is deprecated (-f reads a file in every other command): pass the file to write as an argument, kubectl onto init FILE")
+	}
+	if o.Namespace != "" {
+		fmt.Fprintln(o.ErrOut, "Warning: --platform-namespace is deprecated: use -n/--namespace")
+	}
+	if len(args) == 1 {
+		if o.File != "" && o.File != args[0] {
+			return fmt.Errorf("two files to write: %s (argument) and %s (-f): pass one", args[0], o.File)
+		}
+		o.File = args[0]
+	}
+	if o.File == "" {
+		o.File = "platform.yaml"
+	}
 	if o.Version == "" {
 		catalog, err := o.Catalog()
 		if err != nil {
@@ -78,8 +103,14 @@ func (o *InitOptions) Complete(_ []string) error {
 		}
 		o.Version = vs[len(vs)-1]
 	}
-	if ns := *o.ConfigFlags.Namespace; ns != "" && o.Namespace == "onto-system" {
+	if ns := *o.ConfigFlags.Namespace; ns != "" {
+		if o.Namespace != "" && o.Namespace != ns {
+			return fmt.Errorf("-n %s and --platform-namespace %s disagree: pass -n only", ns, o.Namespace)
+		}
 		o.Namespace = ns
+	}
+	if o.Namespace == "" {
+		o.Namespace = o.Name
 	}
 	return nil
 }
@@ -141,6 +172,7 @@ func (o *InitOptions) Run(_ context.Context) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.ErrOut, "wrote %s (profile %s, version %s); next: kubectl onto validate -f %s\n", o.File, o.Profile, o.Version, o.File)
+	fmt.Fprintf(o.ErrOut, "wrote %s: OntoPlatform %s in namespace %s (profile %s, version %s); next: kubectl onto validate -f %s\n",
+		o.File, o.Name, o.Namespace, o.Profile, o.Version, o.File)
 	return nil
 }
