@@ -42,11 +42,11 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	}
 	fmt.Fprintf(&b, "Plan for OntoPlatform %s/%s (version %s)\n", p.Platform.Namespace, p.Platform.Name, p.Version)
 	for _, pl := range p.Planes {
-		unchanged := 0
+		var unchanged []string
 		var lines []string
 		for _, c := range pl.Changes {
 			if c.Action == plan.ActionUnchanged && !v.ShowUnchanged {
-				unchanged++
+				unchanged = append(unchanged, c.Object.String())
 				continue
 			}
 			lines = append(lines, changeLines(c, t)...)
@@ -58,8 +58,13 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 		for _, l := range lines {
 			fmt.Fprintf(&b, "%s\n", l)
 		}
-		if unchanged > 0 {
-			fmt.Fprintf(&b, "  %s\n", t.Faint.Render(fmt.Sprintf("= %d unchanged", unchanged)))
+		switch n := len(unchanged); {
+		case n == 0:
+		case n <= 2:
+			// A bare "1 unchanged" under a create reads as a riddle: name so few.
+			fmt.Fprintf(&b, "  %s\n", t.Faint.Render(fmt.Sprintf("= %d unchanged: %s", n, strings.Join(unchanged, ", "))))
+		default:
+			fmt.Fprintf(&b, "  %s\n", t.Faint.Render(fmt.Sprintf("= %d unchanged", n)))
 		}
 	}
 	s := p.Summary
@@ -68,7 +73,7 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 		fmt.Fprintf(&b, ", %d to replace", s.Replace)
 	}
 	if s.Conflicts > 0 {
-		fmt.Fprintf(&b, ", %s", t.Fail.Render(fmt.Sprintf("%d conflicts", s.Conflicts)))
+		fmt.Fprintf(&b, ", %s", t.Fail.Render(plural(s.Conflicts, "conflict", "conflicts")))
 	}
 	b.WriteString(".\n")
 	if s.Conflicts > 0 {
@@ -94,7 +99,12 @@ func changeLines(c plan.Change, t *Terminal) []string {
 	}
 	lines := []string{fmt.Sprintf("  %s %s %s", sign, action, c.Object)}
 	for _, f := range c.Fields {
-		lines = append(lines, fmt.Sprintf("      %s: %s → %s", f.Path, formatValue(f.Old), formatValue(f.New)))
+		oldV, newV := formatChange(f.Old, f.New)
+		if _, wasBool := f.Old.(bool); wasBool && f.New == nil && c.Object.Kind == "OntoPlatform" {
+			// The spec's booleans are omitted when false: "false" is what the user wrote.
+			newV = "false"
+		}
+		lines = append(lines, fmt.Sprintf("      %s: %s → %s", f.Path, oldV, newV))
 	}
 	for _, cl := range c.Claims {
 		lines = append(lines, fmt.Sprintf("      expand PersistentVolumeClaim %s: %s → %s", cl.Name, cl.From, cl.To))
@@ -148,6 +158,28 @@ func conflictAdvice(p *plan.Plan) string {
 	return b.String()
 }
 
+// formatChange prints both values of a changed field on one line each. Long values
+// that share a prefix (an image reference, a URL) are cut to where they differ, so the
+// change is never hidden behind "...".
+func formatChange(oldV, newV any) (string, string) {
+	o, n := formatValue(oldV), formatValue(newV)
+	if len(o) <= maxValueWidth && len(n) <= maxValueWidth {
+		return o, n
+	}
+	if oldV != nil && newV != nil {
+		common := 0
+		for common < len(o) && common < len(n) && o[common] == n[common] {
+			common++
+		}
+		// Keep a little context before the first difference.
+		const context = 12
+		if cut := common - context; cut > 0 {
+			o, n = "…"+o[cut:], "…"+n[cut:]
+		}
+	}
+	return truncate(o), truncate(n)
+}
+
 // formatValue prints a field value compactly on one line; absent values print as
 // "(none)".
 func formatValue(v any) string {
@@ -161,9 +193,19 @@ func formatValue(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	s := string(data)
-	if len(s) > maxValueWidth {
-		s = s[:maxValueWidth-3] + "..."
+	return string(data)
+}
+
+func truncate(s string) string {
+	if r := []rune(s); len(r) > maxValueWidth {
+		return string(r[:maxValueWidth-1]) + "…"
 	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -27,7 +27,8 @@ func TestPlanView(t *testing.T) {
 			{Name: plan.PlatformPlane, Changes: []plan.Change{
 				{Action: plan.ActionUnchanged, Object: plan.ObjectRef{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "ontoplatforms.onto.paas"}},
 				{Action: plan.ActionUpdate, Object: plan.ObjectRef{Group: "onto.paas", Version: "v1alpha1", Kind: "OntoPlatform", Namespace: "onto-system", Name: "onto-production"},
-					Fields: []plan.FieldChange{{Path: "spec.version", Old: "1.5.0", New: "1.6.0"}}},
+					Fields: []plan.FieldChange{{Path: "spec.version", Old: "1.5.0", New: "1.6.0"},
+						{Path: "spec.gateway.autoscaling.enabled", Old: true}}},
 			}},
 			{Name: "infrastructure", Changes: []plan.Change{
 				{Action: plan.ActionUnchanged, Object: ref("Service", "postgres")},
@@ -36,7 +37,8 @@ func TestPlanView(t *testing.T) {
 			{Name: "control", Changes: []plan.Change{
 				{Action: plan.ActionCreate, Object: ref("ConfigMap", "ontology-service-config-abc")},
 				{Action: plan.ActionUpdate, Object: ref("Deployment", "ontology-service"),
-					Fields:    []plan.FieldChange{{Path: "spec.replicas", Old: int64(2), New: int64(3)}, {Path: "spec.template.spec.containers[name=ontology-service].image", Old: "r/ontology-service:1.5.0", New: "r/ontology-service:1.6.0"}},
+					Fields:    []plan.FieldChange{{Path: "spec.replicas", Old: int64(2), New: int64(3)}, {Path: "spec.template.spec.containers[name=ontology-service].image", Old: "r/ontology-service:1.5.0", New: "r/ontology-service:1.6.0"},
+						{Path: "spec.template.spec.containers[name=ontology-service].args", Old: []any{"--registry=registry.example.com/coomia-dip/long/path/of/the/platform", "--log-level=info"}, New: []any{"--registry=registry.example.com/coomia-dip/long/path/of/the/platform", "--log-level=debug"}}},
 					Conflicts: []plan.Conflict{{Field: ".spec.replicas", Manager: "kubectl-scale"}}},
 				{Action: plan.ActionDelete, Object: ref("ConfigMap", "ontology-service-config-old")},
 			}},

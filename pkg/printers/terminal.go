@@ -43,7 +43,8 @@ func NewTerminal(out io.Writer, getenv func(string) string) *Terminal {
 		Fail:        r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
 		Faint:       r.NewStyle().Faint(true),
 		Bold:        r.NewStyle().Bold(true),
-		Header:      r.NewStyle().Bold(true).Underline(true),
+		// Not underlined: lipgloss underlines rune by rune, an escape per character.
+		Header: r.NewStyle().Bold(true),
 	}
 }
 
