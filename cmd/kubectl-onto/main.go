@@ -4,8 +4,8 @@ Copyright 2026 The kubectl-onto Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Command kubectl-onto is the kubectl plugin that installs, upgrades, scales, diagnoses
-// and heals an OntoPlatform. kubectl finds it on PATH and runs it as `kubectl onto`.
+// Command kubectl-onto is the kubectl plugin that validates, plans, applies, reports on
+// and uninstalls an OntoPlatform. kubectl finds it on PATH and runs it as `kubectl onto`.
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -27,6 +28,16 @@ func run() int {
 	defer stop()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	root := NewCmdRoot(streams, os.Getenv)
-	err := root.ExecuteContext(ctx)
-	return exitCode(err, ctx.Err() != nil, streams.ErrOut)
+	return exitCode(execute(ctx, root), ctx.Err() != nil, streams.ErrOut)
+}
+
+// execute runs the command line and words an error of talking to the API server for
+// the user, naming the server and kubeconfig context the command used.
+func execute(ctx context.Context, root *cobra.Command) error {
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil || cmd == nil {
+		return err
+	}
+	server, kubeContext := connectionOf(cmd.Flags())
+	return explainAPIError(err, server, kubeContext)
 }

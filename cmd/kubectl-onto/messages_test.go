@@ -14,35 +14,6 @@ import (
 	"testing"
 )
 
-// unreachableKubeconfig writes a kubeconfig whose only context, "kind-dev", points at
-// a port nothing listens on, so a command that reaches for the cluster fails at once.
-func unreachableKubeconfig(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	const cfg = `apiVersion: v1
-kind: Config
-clusters:
-- name: dev
-  cluster:
-    server: https://127.0.0.1:1
-contexts:
-- name: kind-dev
-  context:
-    cluster: dev
-    user: dev
-    namespace: onto-system
-current-context: kind-dev
-users:
-- name: dev
-  user:
-    token: not-a-real-token
-`
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // emptySegment finds a line with an empty field or message: "file:7: : ..." or a
 // line ending in ": ".
 var emptySegment = regexp.MustCompile(`: :|:\s*$`)
@@ -68,7 +39,7 @@ func TestInvalidFileReadsTheSame(t *testing.T) {
 			want: `:10: spec.infrastructure.postgres.storag: unknown field "storag", did you mean "storage"?`},
 		{name: "many", content: "", want: `:22: spec.intelligencePlane.reasoningService.colour: unknown field "colour"`},
 	}
-	kubeconfig := unreachableKubeconfig(t)
+	kubeconfig := kubeconfigFor(t, "https://127.0.0.1:1")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join("testdata", "bad-platform.yaml")
