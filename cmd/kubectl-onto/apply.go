@@ -94,8 +94,11 @@ before starting the next. Objects of this platform it no longer renders are prun
 PersistentVolumeClaims never are. Generated Secrets are created once and never printed.
 A second apply of the same file writes nothing.
 
-Only one apply or upgrade of a platform runs at a time: a lease in its namespace is the
-lock, and it expires if a run crashes.`,
+A new spec.version is applied the same way, plane by plane (refused when it is a
+downgrade or off the release's upgrade path, unless --force-version).
+
+Only one apply or uninstall of a platform runs at a time: a lease in its namespace is
+the lock, and it expires if a run crashes.`,
 		Example: `  kubectl onto apply -f platform.yaml
   kubectl onto apply -f platform.yaml --dry-run=server        # plan, validated by the API server
   kubectl onto apply -f platform.yaml --dry-run               # offline: what would be applied, plane by plane

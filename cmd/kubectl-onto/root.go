@@ -107,7 +107,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams, getenv func(string) string) 
 	v := viper.New()
 	cmd := &cobra.Command{
 		Use:   "kubectl-onto",
-		Short: "Install, upgrade, scale, diagnose and heal an OntoPlatform",
+		Short: "Validate, plan, apply (install, update, change version), report on and uninstall an OntoPlatform",
 		Long: `kubectl onto manages a whole multi-service platform on Kubernetes from one
 declarative OntoPlatform file: it validates and renders the file offline, plans the
 change against the cluster with a server-side apply dry-run, applies it plane by plane

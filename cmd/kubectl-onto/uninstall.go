@@ -48,7 +48,7 @@ applyset.kubernetes.io/part-of with its id, never anything else) plane by plane 
 reverse install order: observability, gateway, intelligence, data, control,
 infrastructure, tenancy. It waits until each plane's objects and their pods are gone
 before the next, then deletes the OntoPlatform itself. It holds the same lock as
-apply, so it never runs beside an apply or upgrade. The OntoPlatform CRD stays.
+apply, so it never runs beside an apply. The OntoPlatform CRD stays.
 
 PersistentVolumeClaims, generated Secrets (database passwords, MinIO keys) and the
 namespace are kept, so a later apply finds the data and credentials again.

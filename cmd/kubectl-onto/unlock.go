@@ -34,7 +34,7 @@ func NewCmdUnlock(g *GlobalOptions) *cobra.Command {
 	o := &UnlockOptions{GlobalOptions: g}
 	cmd := &cobra.Command{
 		Use:   "unlock NAME",
-		Short: "Break the lock of a platform whose apply, upgrade or uninstall died",
+		Short: "Break the lock of a platform whose apply or uninstall died",
 		Long: `Every run that writes a platform (apply, uninstall) holds a lock: a Lease named
 onto-lock-NAME in the platform's namespace, renewed while the run lives. A run that
 dies leaves it until it expires (60s); a later run on the same host takes it over at

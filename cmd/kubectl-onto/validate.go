@@ -47,13 +47,13 @@ it.`,
 		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
-	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml")
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "jsonpath")
 	return cmd
 }
 
 // Complete parses the output format.
 func (o *ValidateOptions) Complete(_ []string) (err error) {
-	o.format, err = printers.ParseFormat(o.Output, printers.FormatText, printers.FormatJSON, printers.FormatYAML)
+	o.format, err = o.OutputFlags.Format()
 	return err
 }
 

@@ -37,7 +37,7 @@ func TestPlanView(t *testing.T) {
 			{Name: "control", Changes: []plan.Change{
 				{Action: plan.ActionCreate, Object: ref("ConfigMap", "ontology-service-config-abc")},
 				{Action: plan.ActionUpdate, Object: ref("Deployment", "ontology-service"),
-					Fields:    []plan.FieldChange{{Path: "spec.replicas", Old: int64(2), New: int64(3)}, {Path: "spec.template.spec.containers[name=ontology-service].image", Old: "r/ontology-service:1.5.0", New: "r/ontology-service:1.6.0"},
+					Fields: []plan.FieldChange{{Path: "spec.replicas", Old: int64(2), New: int64(3)}, {Path: "spec.template.spec.containers[name=ontology-service].image", Old: "r/ontology-service:1.5.0", New: "r/ontology-service:1.6.0"},
 						{Path: "spec.template.spec.containers[name=ontology-service].args", Old: []any{"--registry=registry.example.com/coomia-dip/long/path/of/the/platform", "--log-level=info"}, New: []any{"--registry=registry.example.com/coomia-dip/long/path/of/the/platform", "--log-level=debug"}}},
 					Conflicts: []plan.Conflict{{Field: ".spec.replicas", Manager: "kubectl-scale"}}},
 				{Action: plan.ActionDelete, Object: ref("ConfigMap", "ontology-service-config-old")},
