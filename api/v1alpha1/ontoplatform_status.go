@@ -143,6 +143,16 @@ type UpgradeStatus struct {
 	// Current is the component being upgraded.
 	// +optional
 	Current string `json:"current,omitempty"`
+	// Step of Current: Canary, Soak, Rollout, RollingBack or Cleanup.
+	// +optional
+	Step UpgradeStep `json:"step,omitempty"`
+	// FromRevision is the revision the upgrade started from: its snapshot renders
+	// the components not upgraded yet, and what a failed component returns to.
+	// +optional
+	FromRevision int64 `json:"fromRevision,omitempty"`
+	// Action is upgrade or rollback.
+	// +optional
+	Action string `json:"action,omitempty"`
 	// FailedComponent names the component whose canary or rollout failed.
 	// +optional
 	FailedComponent string `json:"failedComponent,omitempty"`
@@ -150,6 +160,24 @@ type UpgradeStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 }
+
+// UpgradeStep is where an upgrade is within its current component.
+// +kubebuilder:validation:Enum=Canary;Soak;Rollout;RollingBack;Cleanup
+type UpgradeStep string
+
+// Upgrade steps.
+const (
+	// StepCanary: one pod of the new version is starting beside the old ones.
+	StepCanary UpgradeStep = "Canary"
+	// StepSoak: the canary is ready and watched for a while.
+	StepSoak UpgradeStep = "Soak"
+	// StepRollout: the component's objects are the new version's, rolling out.
+	StepRollout UpgradeStep = "Rollout"
+	// StepRollingBack: the component failed and returns to its old objects.
+	StepRollingBack UpgradeStep = "RollingBack"
+	// StepCleanup: every component is upgraded; old objects are pruned.
+	StepCleanup UpgradeStep = "Cleanup"
+)
 
 // RevisionResult is how a revision ended.
 // +kubebuilder:validation:Enum=Succeeded;Failed;RolledBack

@@ -71,6 +71,15 @@ type Options struct {
 	// has crash-looped this many times, instead of waiting out the plane timeout; 0
 	// never fails early.
 	CrashLoopRestarts int32
+	// SkipRevision records no revision (and no snapshot) for this run: an upgrade's
+	// steps, which record one revision when the upgrade ends.
+	SkipRevision bool
+	// LockHeld says the caller holds the platform's lock (Applier.Lock) and passes
+	// its context: Apply takes none. An upgrade holds one lock for all its steps.
+	LockHeld bool
+	// UpgradeStep marks a step of an upgrade or rollback: it may run while
+	// status.upgrade is set, which refuses a plain apply.
+	UpgradeStep bool
 }
 
 // DefaultOptions are the options of `kubectl onto apply` without flags.
@@ -158,19 +167,22 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	if err := planner.CheckNamespace(ctx, d); err != nil {
 		return res, err
 	}
-	lockCtx, release, err := a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL, opts.LockWait)
 	var foundation *plan.Plan
-	if errors.Is(err, errNamespaceMissing) {
-		if foundation, err = a.installFoundation(ctx, planner, d, opts, done, res); err != nil {
+	if !opts.LockHeld {
+		lockCtx, release, err := a.Lock(ctx, d.Namespace, d.Platform.GetName(), opts)
+		if errors.Is(err, errNamespaceMissing) {
+			if foundation, err = a.installFoundation(ctx, planner, d, opts, done, res); err != nil {
+				return res, err
+			}
+			lockCtx, release, err = a.Lock(ctx, d.Namespace, d.Platform.GetName(), opts)
+		}
+		if err != nil {
 			return res, err
 		}
-		lockCtx, release, err = a.lock(ctx, d.Namespace, d.Platform.GetName(), opts.Holder, opts.LockTTL, opts.LockWait)
+		defer release()
+		ctx = lockCtx
 	}
-	if err != nil {
-		return res, err
-	}
-	defer release()
-	ctx = lockCtx
+	var err error
 
 	p := foundation
 	if p == nil || opts.Saved == nil {

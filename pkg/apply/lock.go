@@ -297,6 +297,14 @@ func LeaseOf(ctx context.Context, kube kubernetes.Interface, namespace, platform
 	return holder, expires, nil
 }
 
+// Lock takes platform name's lease in namespace as opts says (Holder, LockTTL,
+// LockWait) and keeps it alive until release is called. The returned context ends if
+// the lease is lost to another run, so the holder stops writing: pass it, with
+// Options.LockHeld, to each Apply of a run that spans several (an upgrade).
+func (a *Applier) Lock(ctx context.Context, namespace, name string, opts Options) (context.Context, func(), error) {
+	return a.lock(ctx, namespace, name, opts.Holder, opts.LockTTL, opts.LockWait)
+}
+
 // lock takes the platform's lease and keeps it alive; release gives it back. The
 // returned context ends if the lease is lost to another run, so this one stops writing.
 func (a *Applier) lock(ctx context.Context, namespace, name, holder string, ttl, wait time.Duration) (context.Context, func(), error) {

@@ -53,6 +53,9 @@ func (e *ConflictError) Error() string {
 // version guard and conflicts with other field managers. apply runs it before its first
 // write, and apply --dry-run=server too, so a dry run fails where the real run would.
 func Preflight(p *plan.Plan, opts Options) error {
+	if err := checkUpgrade(p, opts); err != nil {
+		return err
+	}
 	if err := checkVersion(p, opts); err != nil {
 		return err
 	}

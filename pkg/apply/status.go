@@ -102,11 +102,16 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
 	}
+	if u := next.Upgrade; u != nil && next.Phase == v1alpha1.PhaseRunning {
+		// Healthy between two steps of an upgrade: it is still upgrading.
+		next.Phase = v1alpha1.PhaseUpgrading
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonUpgrading, fmt.Sprintf("upgrading %s → %s", u.From, u.To))
+	}
 	// A revision is every run that wrote, and a run that wrote nothing but found the
 	// spec healthy for the first time (after a run that was killed, or failed, once
 	// its objects were written): its spec is then installed, and rollback needs it.
 	converged := applyErr == nil && next.Phase == v1alpha1.PhaseRunning && current.Status.ObservedGeneration != current.Generation
-	if writes(p, opts) || converged {
+	if (writes(p, opts) || converged) && !opts.SkipRevision {
 		rev := v1alpha1.Revision{Version: d.Version, Time: now, Action: opts.Action,
 			Result: resultOf(applyErr), Message: errMessage(applyErr)}
 		// A successful revision keeps what it was rendered from (spec with patches,

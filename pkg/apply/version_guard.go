@@ -8,6 +8,7 @@ package apply
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
@@ -27,6 +28,30 @@ func (e *VersionError) Error() string {
 }
 
 func (e *VersionError) Unwrap() error { return e.Err }
+
+// UpgradeInProgressError refuses a plain apply while an upgrade is in progress or
+// stopped: applying a whole version at once would mix the upgrade's components.
+type UpgradeInProgressError struct {
+	Platform, Name, To string
+}
+
+func (e *UpgradeInProgressError) Error() string {
+	return fmt.Sprintf("platform %s has an upgrade to %s in progress or stopped; nothing was written. Finish it with `kubectl onto upgrade %s -n %s --to %s`, or undo it with `kubectl onto rollback %s -n %s`",
+		e.Platform, e.To, e.Name, nsOf(e.Platform), e.To, e.Name, nsOf(e.Platform))
+}
+
+func nsOf(ref string) string {
+	ns, _, _ := strings.Cut(ref, "/")
+	return ns
+}
+
+// checkUpgrade refuses a plain apply during an upgrade; the upgrade's own steps pass.
+func checkUpgrade(p *plan.Plan, opts Options) error {
+	if p.UpgradeTo == "" || opts.UpgradeStep {
+		return nil
+	}
+	return &UpgradeInProgressError{Platform: p.Platform.Namespace + "/" + p.Platform.Name, Name: p.Platform.Name, To: p.UpgradeTo}
+}
 
 // checkVersion applies the release's upgrade path to the move from the installed
 // version to the plan's.

@@ -44,6 +44,9 @@ type Plan struct {
 	// status.version), empty before the first successful apply. apply checks the move
 	// from it to Version against the release's upgrade path.
 	InstalledVersion string `json:"installedVersion,omitempty"`
+	// UpgradeTo is the target of an upgrade that is in progress or stopped (the
+	// OntoPlatform's status.upgrade.to), empty when none is.
+	UpgradeTo string `json:"upgradeTo,omitempty"`
 	// InventoryID is the ApplySet id the objects carry.
 	InventoryID string      `json:"inventoryID"`
 	Planes      []PlanePlan `json:"planes"`

@@ -105,6 +105,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	owners := platformOwners(live)
 	if parent := live[RefOf(d.Platform).key()]; parent != nil {
 		p.InstalledVersion, _, _ = unstructured.NestedString(parent.Object, "status", "version")
+		p.UpgradeTo, _, _ = unstructured.NestedString(parent.Object, "status", "upgrade", "to")
 	}
 
 	if crdExists && nsExists {
