@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 )
 
 // Shell completion. cobra's hidden __complete command answers the shells, and
@@ -57,8 +58,10 @@ func registerCompletions(root *cobra.Command, g *GlobalOptions) {
 			return
 		}
 		switch {
-		case takesPlatformName(cmd):
+		case firstArg(cmd) == "NAME":
 			cmd.ValidArgsFunction = g.completePlatformNames
+		case firstArg(cmd) == "FILE":
+			cmd.ValidArgsFunction = completePlatformFile
 		case cmd.Args != nil && cmd.Args(cmd, []string{"x"}) != nil:
 			// No positional arguments: offer nothing rather than the shell's files.
 			cmd.ValidArgsFunction = cobra.NoFileCompletions
@@ -73,16 +76,31 @@ func walkCommands(cmd *cobra.Command, fn func(*cobra.Command)) {
 	}
 }
 
-// takesPlatformName reports whether cmd's positional argument is a platform's name: its
-// Use names it NAME ("status [NAME]", "unlock NAME").
-func takesPlatformName(cmd *cobra.Command) bool {
+// firstArg is the placeholder of cmd's first positional argument in its Use, without
+// brackets: "NAME" for "status [NAME]" and "rollback NAME [REVISION]", "FILE" for
+// "init [FILE]"; "" for "apply -f FILE", where FILE is a flag's value. NAME is a
+// platform's name, FILE a platform file.
+func firstArg(cmd *cobra.Command) string {
 	words := strings.Fields(cmd.Use)
-	if len(words) < 2 {
-		return false
+	for i := 1; i < len(words); i++ {
+		w := strings.Trim(words[i], "[].")
+		switch {
+		case strings.HasPrefix(w, "-"):
+			i++ // the flag's value
+		case w != "" && strings.ToUpper(w) == w:
+			return w
+		}
 	}
-	return slices.ContainsFunc(words[1:], func(w string) bool {
-		return strings.Trim(w, "[].") == "NAME"
-	})
+	return ""
+}
+
+// completePlatformFile offers the YAML and JSON files (and directories) for a FILE
+// argument.
+func completePlatformFile(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return fileFlagExtensions()["filename"], cobra.ShellCompDirectiveFilterFileExt
 }
 
 // registerFlagCompletion registers the completion of f's value on cmd, by the flag's
@@ -109,7 +127,7 @@ func registerFlagCompletion(cmd *cobra.Command, f *pflag.Flag, g *GlobalOptions)
 	case "profile":
 		fn = fixedCompletions(initProfiles())
 	case "output":
-		fn = fixedCompletions(flagValues(f))
+		fn = outputCompletions(flagValues(f))
 	case "to", "platform-version":
 		fn = g.completeVersions
 	case "namespace", "platform-namespace":
@@ -165,6 +183,26 @@ func isValueWord(s string) bool {
 func fixedCompletions(values []string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return withPrefix(values, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// outputCompletions offers the -o formats; jsonpath as "jsonpath=", where the template
+// follows without a space.
+func outputCompletions(formats []string) cobra.CompletionFunc {
+	values := make([]string, len(formats))
+	for i, f := range formats {
+		values[i] = f
+		if printers.Format(f) == printers.FormatJSONPath {
+			values[i] = f + "="
+		}
+	}
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		out := withPrefix(values, toComplete)
+		d := cobra.ShellCompDirectiveNoFileComp
+		if len(out) > 0 && !slices.ContainsFunc(out, func(v string) bool { return !strings.HasSuffix(v, "=") }) {
+			d |= cobra.ShellCompDirectiveNoSpace
+		}
+		return out, d
 	}
 }
 

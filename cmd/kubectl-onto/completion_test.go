@@ -17,8 +17,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/coomia-dip/kubectl-onto/manifests"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 )
 
@@ -51,6 +53,31 @@ func complete(t *testing.T, words ...string) completion {
 	return c
 }
 
+// outputFormats are the -o values of a command, as completion offers them: the formats
+// its OutputFlags registered, jsonpath as "jsonpath=". Commands gain formats; the test
+// checks completion offers what the command takes, whatever that is.
+func outputFormats(t *testing.T, command string) []string {
+	t.Helper()
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	root := NewCmdRoot(streams, func(string) string { return "" })
+	cmd, _, err := root.Find([]string{command})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := cmd.Flags().Lookup("output")
+	if f == nil || len(f.Annotations[outputFormatsAnnotation]) == 0 {
+		t.Fatalf("%s has no -o with its formats", command)
+	}
+	var out []string
+	for _, v := range f.Annotations[outputFormatsAnnotation] {
+		if v == string(printers.FormatJSONPath) {
+			v += "="
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // writeKubeconfig writes a kubeconfig whose contexts all point at server.
 func writeKubeconfig(t *testing.T, server string, contexts ...string) string {
 	t.Helper()
@@ -80,7 +107,7 @@ func TestCompletion(t *testing.T) {
 	tests := []struct {
 		name  string
 		words []string
-		// want are the exact choices, in order; has a subset of them.
+		// want are the exact choices, in order; has some of them.
 		want, has []string
 		directive cobra.ShellCompDirective
 	}{
@@ -92,15 +119,16 @@ func TestCompletion(t *testing.T) {
 		{name: "plane prefix", words: []string{"render", "--plane", "in"}, want: []string{"infrastructure", "intelligence"}, directive: noFiles},
 		{name: "plane after =", words: []string{"render", "--plane=ga"}, want: []string{"gateway"}, directive: noFiles},
 		{name: "profiles", words: []string{"init", "--profile", ""}, want: []string{"minimal", "production"}, directive: noFiles},
-		{name: "plan formats", words: []string{"plan", "-o", ""}, want: []string{"text", "json", "yaml"}, directive: noFiles},
-		{name: "apply formats", words: []string{"apply", "--output", ""}, want: []string{"text", "json"}, directive: noFiles},
-		{name: "render formats from usage", words: []string{"render", "-o", ""}, want: []string{"yaml", "json"}, directive: noFiles},
-		{name: "dry-run values from usage", words: []string{"apply", "--dry-run", ""}, want: []string{"none", "server"}, directive: noFiles},
+		{name: "plan formats", words: []string{"plan", "-o", ""}, want: outputFormats(t, "plan"), has: []string{"text", "json"}, directive: noFiles},
+		{name: "render formats", words: []string{"render", "--output", ""}, want: outputFormats(t, "render"), has: []string{"yaml", "json"}, directive: noFiles},
+		{name: "jsonpath", words: []string{"plan", "-o", "jsonp"}, want: []string{"jsonpath="}, directive: noFiles | cobra.ShellCompDirectiveNoSpace},
+		{name: "dry-run values from usage", words: []string{"apply", "--dry-run="}, want: []string{"none", "client", "server"}, directive: noFiles},
 		{name: "platform versions", words: []string{"init", "--platform-version", ""}, want: catalog.Versions(), directive: noFiles},
 		{name: "platform file", words: []string{"apply", "-f", ""}, want: []string{"yaml", "yml", "json"}, directive: cobra.ShellCompDirectiveFilterFileExt},
 		{name: "saved plan", words: []string{"apply", "--plan", ""}, want: []string{"json"}, directive: cobra.ShellCompDirectiveFilterFileExt},
 		{name: "releases dir", words: []string{"render", "--releases", ""}, directive: cobra.ShellCompDirectiveFilterDirs},
 		{name: "no arguments", words: []string{"plan", ""}, directive: noFiles},
+		{name: "FILE argument", words: []string{"init", ""}, want: []string{"yaml", "yml", "json"}, directive: cobra.ShellCompDirectiveFilterFileExt},
 		{name: "duration", words: []string{"status", "--timeout", ""}, directive: noFiles},
 		{name: "contexts", words: []string{unreachable, "status", "--context", ""}, want: []string{"one", "two"}, directive: noFiles},
 		{name: "names, no kubeconfig", words: []string{"--kubeconfig=/nonexistent", "status", ""}, directive: noFiles},
@@ -118,14 +146,15 @@ func TestCompletion(t *testing.T) {
 			if c.directive != tc.directive {
 				t.Errorf("directive %d, want %d", c.directive, tc.directive)
 			}
-			if tc.has != nil {
-				for _, v := range tc.has {
-					if !slices.Contains(c.values, v) {
-						t.Errorf("choices %q do not include %q", c.values, v)
-					}
+			for _, v := range tc.has {
+				if !slices.Contains(c.values, v) {
+					t.Errorf("choices %q do not include %q", c.values, v)
 				}
-			} else if diff := cmp.Diff(tc.want, c.values); diff != "" {
-				t.Errorf("choices (-want +got):\n%s", diff)
+			}
+			if tc.want != nil || tc.has == nil {
+				if diff := cmp.Diff(tc.want, c.values); diff != "" {
+					t.Errorf("choices (-want +got):\n%s", diff)
+				}
 			}
 			// A failed cluster lookup is silent: the shell shows stderr as is.
 			if strings.Contains(strings.ToLower(c.stderr), "error") {
@@ -148,22 +177,23 @@ func TestCompletionScripts(t *testing.T) {
 	}
 }
 
-// TestTakesPlatformName: the commands whose Use names a NAME complete platform names.
-func TestTakesPlatformName(t *testing.T) {
+// TestFirstArg: the placeholder in a command's Use decides how its argument completes.
+func TestFirstArg(t *testing.T) {
 	tests := []struct {
-		use  string
-		want bool
+		use, want string
 	}{
-		{"status [NAME]", true},
-		{"unlock NAME", true},
-		{"rollback NAME [REVISION]", true},
-		{"apply -f FILE", false},
-		{"version", false},
-		{"NAME", false},
+		{"status [NAME]", "NAME"},
+		{"unlock NAME", "NAME"},
+		{"rollback NAME [REVISION]", "NAME"},
+		{"init [FILE]", "FILE"},
+		{"apply -f FILE", ""},
+		{"diff -f FILE [NAME]", "NAME"},
+		{"version", ""},
+		{"NAME", ""},
 	}
 	for _, tc := range tests {
-		if got := takesPlatformName(&cobra.Command{Use: tc.use}); got != tc.want {
-			t.Errorf("takesPlatformName(%q) = %v, want %v", tc.use, got, tc.want)
+		if got := firstArg(&cobra.Command{Use: tc.use}); got != tc.want {
+			t.Errorf("firstArg(%q) = %q, want %q", tc.use, got, tc.want)
 		}
 	}
 }
