@@ -9,17 +9,29 @@ BIN_DIR := $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.Version=$(VERSION)
 
-.PHONY: all build install generate verify-generate test unit-test bench demo fmt vet clean
+.PHONY: all build install dist generate verify-generate test unit-test bench demo fmt vet clean
 
 all: build
 
-## build: compile the plugin into ./bin/kubectl-onto
+## build: compile the plugin into ./bin/kubectl-onto, with kubectl_complete-onto beside it
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/kubectl-onto ./cmd/kubectl-onto
+	install -m 0755 hack/kubectl_complete-onto $(BIN_DIR)/kubectl_complete-onto
 
-## install: install kubectl-onto into GOBIN so `kubectl onto` finds it on PATH
+# Where `go install` puts the plugin: GOBIN, else the first GOPATH entry's bin.
+INSTALL_DIR = $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
+
+## install: install kubectl-onto into GOBIN so `kubectl onto` finds it on PATH, and
+## kubectl_complete-onto beside it so kubectl (1.26+) completes `kubectl onto`
 install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/kubectl-onto
+	install -m 0755 hack/kubectl_complete-onto $(INSTALL_DIR)/kubectl_complete-onto
+	@echo "installed kubectl-onto and kubectl_complete-onto into $(INSTALL_DIR) (it must be on PATH)"
+
+## dist: release archives dist/kubectl-onto_<os>_<arch>.tar.gz (linux, darwin × amd64,
+## arm64), dist/checksums.txt and the krew manifest dist/onto.yaml (see hack/dist.sh)
+dist:
+	ONTO_DIST_VERSION=$(VERSION) GO=$(GO) hack/dist.sh
 
 ## generate: deepcopy functions and the CRD from the Go types in api/
 generate:

@@ -17,7 +17,7 @@ export ONTO_TESTCLUSTER_DIR=$dir
 log() { echo "demo: $*" >&2; }
 
 log "building bin/kubectl-onto"
-go build -ldflags "-s -w" -o bin/kubectl-onto ./cmd/kubectl-onto
+make -s --no-print-directory build   # stamps the version (git describe); adds kubectl_complete-onto
 
 ONTO_TESTCLUSTER_BIN=$(hack/testcluster/build.sh)
 export ONTO_TESTCLUSTER_BIN
