@@ -27,6 +27,10 @@ const (
 	LabelRevisionOf = "onto.paas/revision-of"
 	// LabelRevision is the revision number of a revision snapshot Secret.
 	LabelRevision = "onto.paas/revision"
+	// LabelTrack marks an upgrade's canary Deployment and its pods (TrackCanary).
+	LabelTrack = "onto.paas/track"
+	// TrackCanary is LabelTrack's value on a canary.
+	TrackCanary = "canary"
 
 	// AnnotationGenerateKeys lists, comma-separated, the keys of a rendered Secret whose
 	// random values apply generates once in the cluster; the rendered Secret has none.

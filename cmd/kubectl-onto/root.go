@@ -161,6 +161,10 @@ shared one; a shared -o a command does not have is ignored there.`,
 		NewCmdStatus(g),
 		NewCmdUninstall(g),
 		NewCmdUnlock(g),
+		NewCmdHistory(g),
+		NewCmdScale(g),
+		NewCmdUpgrade(g),
+		NewCmdRollback(g),
 	)
 	registerCompletions(cmd, g)
 	return cmd

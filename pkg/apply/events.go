@@ -23,6 +23,9 @@ const (
 	EventDone          EventType = "Done"
 	// EventFailed ends a run that failed; like Done it carries the recorded phase.
 	EventFailed EventType = "Failed"
+	// EventUpgradeStep is a step of an upgrade or rollback: Object is the component
+	// (empty for the whole platform), Message what happens.
+	EventUpgradeStep EventType = "UpgradeStep"
 	// EventLockTakenOver: the lock was held by a process of this host that is gone,
 	// and this run took it over.
 	EventLockTakenOver EventType = "LockTakenOver"

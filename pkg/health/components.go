@@ -68,7 +68,9 @@ func ComponentStatuses(objects []*unstructured.Unstructured, live func(desired *
 	floors := autoscalerFloors(objects)
 	var out []v1alpha1.ComponentStatus
 	for _, d := range objects {
-		if !IsWorkload(d) {
+		// A canary is a step of an upgrade, not a component: its component's workload
+		// reports the component.
+		if !IsWorkload(d) || IsCanary(d) {
 			continue
 		}
 		e := ExpectWorkload(d)
@@ -82,6 +84,11 @@ func ComponentStatuses(objects []*unstructured.Unstructured, live func(desired *
 		}
 	}
 	return out
+}
+
+// IsCanary reports whether workload w is an upgrade's canary.
+func IsCanary(w *unstructured.Unstructured) bool {
+	return w.GetLabels()[v1alpha1.LabelTrack] == v1alpha1.TrackCanary
 }
 
 // autoscalerFloors maps "Kind/name" of each workload a HorizontalPodAutoscaler of

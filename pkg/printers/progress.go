@@ -162,6 +162,12 @@ func (p *Progress) Handle(e apply.Event) {
 		line = t.Warn.Render("! warning: ") + e.Message
 	case apply.EventLockTakenOver:
 		line = t.Warn.Render("!") + " " + e.Message
+	case apply.EventUpgradeStep:
+		if e.Object == "" {
+			line = t.Bold.Render("◆ " + e.Message)
+		} else {
+			line = t.Bold.Render("◆ "+e.Object) + ": " + e.Message
+		}
 	case apply.EventDone:
 		line = t.OK.Render("✓") + " done: " + e.Message
 		if e.Phase != "" {

@@ -96,7 +96,11 @@ func (v StatusView) WriteText(out io.Writer, t *Terminal) error {
 			if !c.Ready {
 				mark = cell{s: "✗", style: t.Fail.Render}
 			}
-			rows = append(rows, []cell{mark, {s: c.Plane}, {s: c.Name}, {s: c.Kind},
+			name := c.Name
+			if c.Canary {
+				name += " (canary)"
+			}
+			rows = append(rows, []cell{mark, {s: c.Plane}, {s: name}, {s: c.Kind},
 				{s: fmt.Sprintf("%d/%d", c.ReadyReplicas, c.DesiredReplicas)}, {s: orDash(c.Version)}, {s: c.Message}})
 		}
 		writeTable(&b, rows)

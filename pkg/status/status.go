@@ -106,6 +106,8 @@ type Component struct {
 	Ready   bool   `json:"ready"`
 	// Message says why the component is not ready.
 	Message string `json:"message,omitempty"`
+	// Canary marks an upgrade's canary of the component: shown, not counted.
+	Canary bool `json:"canary,omitempty"`
 }
 
 // Observer reads platform reports from one cluster.
@@ -207,6 +209,17 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 		if inSpec {
 			seen[health.ComponentName(w)] = true
 		}
+		if health.IsCanary(w) {
+			// One pod of the upgrade's target, beside its component.
+			exp := health.Expectation{Version: ExpectedVersion(p, health.ComponentName(w)), Replicas: ptrTo(int32(1))}
+			if u := p.Status.Upgrade; u != nil {
+				exp.Version = u.To
+			}
+			c := component(health.ComponentStatusOf(w, exp), w.GetName())
+			c.Canary = true
+			r.Components = append(r.Components, c)
+			continue
+		}
 		obs.targets = append(obs.targets, w)
 		obs.expect[key(w)] = exp
 		r.Components = append(r.Components, component(health.ComponentStatusOf(w, exp), w.GetName()))
@@ -215,7 +228,7 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 		if !c.Enabled() || seen[c.Name] {
 			continue
 		}
-		exp := health.ExpectComponent(c, p.Spec.Version)
+		exp := health.ExpectComponent(c, ExpectedVersion(p, c.Name))
 		ph := placeholder(p.Namespace, c)
 		obs.targets = append(obs.targets, ph)
 		obs.expect[key(ph)] = exp
@@ -228,14 +241,18 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 		}
 		return a.Name < b.Name
 	})
-	ready := 0
+	ready, total := 0, 0
 	for _, c := range r.Components {
+		if c.Canary {
+			continue
+		}
+		total++
 		if c.Ready {
 			ready++
 		}
 	}
-	r.ReadyComponents = fmt.Sprintf("%d/%d", ready, len(r.Components))
-	r.Ready = ready == len(r.Components)
+	r.ReadyComponents = fmt.Sprintf("%d/%d", ready, total)
+	r.Ready = ready == total
 	for i, c := range r.Conditions {
 		recordedReady := c.Status == string(metav1.ConditionTrue)
 		if c.Type == v1alpha1.ConditionReady && (recordedReady || c.Status == string(metav1.ConditionFalse)) {
@@ -260,3 +277,5 @@ func conditionRank(typ string) int {
 	}
 	return i
 }
+
+func ptrTo[T any](v T) *T { return &v }

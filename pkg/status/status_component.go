@@ -7,6 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package status
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -17,10 +19,25 @@ import (
 // component asks, or for a workload the spec has no section for (such as
 // redis-sentinel), only the platform's version. inSpec says which.
 func expectation(p *v1alpha1.OntoPlatform, spec map[string]v1alpha1.Component, w *unstructured.Unstructured) (e health.Expectation, inSpec bool) {
+	version := ExpectedVersion(p, health.ComponentName(w))
 	if c, ok := spec[health.ComponentName(w)]; ok {
-		return health.ExpectComponent(c, p.Spec.Version), true
+		return health.ExpectComponent(c, version), true
 	}
-	return health.Expectation{Version: p.Spec.Version}, false
+	return health.Expectation{Version: version}, false
+}
+
+// ExpectedVersion is the version component should run: the stored spec's, except
+// during an upgrade, when the components it has moved (done, and the current one)
+// run its target and the others still the version it started from.
+func ExpectedVersion(p *v1alpha1.OntoPlatform, component string) string {
+	u := p.Status.Upgrade
+	if u == nil {
+		return p.Spec.Version
+	}
+	if component == u.Current || slices.Contains(u.Done, component) {
+		return u.To
+	}
+	return u.From
 }
 
 // component is the report line of a component from the status health computed for it.

@@ -1,0 +1,268 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
+)
+
+// UpgradeFlags are the knobs of the component-by-component procedure, shared by
+// upgrade and rollback.
+type UpgradeFlags struct {
+	CanarySoak    time.Duration
+	CanaryTimeout time.Duration
+	Atomic        bool
+}
+
+// AddFlags registers the procedure's flags.
+func (f *UpgradeFlags) AddFlags(flags *pflag.FlagSet) {
+	flags.DurationVar(&f.CanarySoak, "canary-soak", 30*time.Second, "How long a ready canary must stay ready, without restarts, crashes or OOM kills, before its component rolls (0: no soak)")
+	flags.DurationVar(&f.CanaryTimeout, "canary-timeout", 5*time.Minute, "How long a canary (or a StatefulSet's first updated pod) may take to become ready")
+	flags.BoolVar(&f.Atomic, "atomic", false, "When a component fails, return every component this run moved, not only the failed one")
+}
+
+// UpgradeOptions are the options of `kubectl onto upgrade` and `rollback`.
+type UpgradeOptions struct {
+	*GlobalOptions
+	FileFlags
+	ApplyFlags
+	UpgradeFlags
+	OutputFlags
+	DryRunFlags
+	// Name of the platform; empty picks the only one in the namespace.
+	Name string
+	// To is the target version (upgrade --to).
+	To string
+	// Force allows a downgrade or a version off the upgrade path.
+	Force bool
+	// ToRevision is rollback's target revision; 0 is the previous Succeeded one.
+	ToRevision int64
+	// rollback runs the procedure towards an older revision, in reverse plane order.
+	rollback bool
+
+	namespace string
+	format    printers.Format
+}
+
+// NewCmdUpgrade returns `kubectl onto upgrade`.
+func NewCmdUpgrade(g *GlobalOptions) *cobra.Command {
+	o := &UpgradeOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "upgrade [NAME] --to VERSION | -f FILE",
+		Short: "Move a platform to a new version, component by component, each behind a canary",
+		Long: `Upgrade moves an installed platform to a new version one component at a time, in
+plane order (tenancy first, observability last), rendering the components not moved
+yet from the revision it starts from:
+
+  Deployment   a canary (<name>-canary, one pod of the new version) starts beside the
+               running pods; the Service sends it about 1/(n+1) of the requests. It
+               must become ready within --canary-timeout and stay ready, without a
+               restart, crash loop, OOM kill or image pull error, for --canary-soak.
+               Then the Deployment rolls and the canary goes. With maxSurge 0 (pods
+               holding GPUs) the canary takes the place of one old pod.
+  StatefulSet  the highest ordinal updates first (partition) and is soaked the same
+               way, then the rest roll in order.
+
+A component that fails returns to its old objects by itself; the ones before it stay
+on the new version (--atomic returns them too). The exit code is 1 and the message
+names the component, pod and reason. Progress is kept in the platform's
+status.upgrade, so running the same command again resumes where it stopped; apply
+refuses to run meanwhile. Nothing is pruned until every component moved: the old
+ConfigMaps stay for the old pods and for a rollback.
+
+--to takes the version from the release catalog and keeps the rest of the installed
+spec; -f FILE takes the whole spec of the file. A downgrade or a version outside the
+release's upgrade path is refused unless --force.`,
+		Example: `  kubectl onto upgrade onto-production -n onto-system --to 1.6.0
+  kubectl onto upgrade -n onto-system --to 1.6.0 --dry-run           # the steps and the plan, nothing written
+  kubectl onto upgrade -f platform.yaml --canary-soak 2m --atomic    # the file's spec, at its spec.version
+  kubectl onto upgrade onto-production -n onto-system --to 1.6.0 -o json > events.jsonl`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: runCommand(o),
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&o.To, "to", "", "Target version from the release catalog")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Allow a downgrade or a version outside the release's upgrade path")
+	return cmd
+}
+
+// NewCmdRollback returns `kubectl onto rollback`.
+func NewCmdRollback(g *GlobalOptions) *cobra.Command {
+	o := &UpgradeOptions{GlobalOptions: g, rollback: true}
+	cmd := &cobra.Command{
+		Use:   "rollback [NAME]",
+		Short: "Return a platform to an earlier revision, component by component",
+		Long: `Rollback renders an earlier revision from its snapshot (the spec, patches and
+release entry it was applied with; kubectl onto history lists them) and moves the
+platform to it with upgrade's procedure, in reverse plane order: the services go back
+before the backing services they use. It restores objects, not data: a database
+migrated by the newer version stays migrated. There is no version guard.
+
+Without --to-revision it returns to the Succeeded revision before the newest one. On
+a platform whose upgrade stopped (failed or interrupted), it undoes that upgrade: the
+components it moved go back, newest first.`,
+		Example: `  kubectl onto rollback onto-production -n onto-system
+  kubectl onto rollback onto-production -n onto-system --to-revision 3
+  kubectl onto history onto-production -n onto-system     # the revisions to choose from`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: runCommand(o),
+	}
+	o.addFlags(cmd)
+	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "Revision to return to (default: the Succeeded one before the newest)")
+	return cmd
+}
+
+func (o *UpgradeOptions) addFlags(cmd *cobra.Command) {
+	if !o.rollback {
+		o.FileFlags.AddFlags(cmd.Flags())
+	}
+	o.ApplyFlags.AddFlags(cmd.Flags())
+	o.UpgradeFlags.AddFlags(cmd.Flags())
+	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
+	o.DryRunFlags.AddFlags(cmd.Flags(), "show the steps and the plan of the target; nothing is written")
+}
+
+// Complete reads the name, the namespace and the output format.
+func (o *UpgradeOptions) Complete(args []string) (err error) {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	if o.format, err = o.OutputFlags.Format(); err != nil {
+		return err
+	}
+	o.namespace, err = o.currentNamespace()
+	return err
+}
+
+// Validate checks flag combinations.
+func (o *UpgradeOptions) Validate() error {
+	if _, err := o.Strategy(); err != nil {
+		return err
+	}
+	if !o.rollback {
+		switch {
+		case o.To == "" && o.Filename == "":
+			return errors.New("say what to upgrade to: --to VERSION (the installed spec at that version) or -f FILE (the file's spec)")
+		case o.To != "" && o.Filename != "":
+			return errors.New("--to and -f both name a target: pass one (the file's spec.version is its target)")
+		}
+	}
+	if o.ToRevision < 0 {
+		return fmt.Errorf("--to-revision must be positive, not %d", o.ToRevision)
+	}
+	if o.CanarySoak < 0 || o.CanaryTimeout <= 0 {
+		return fmt.Errorf("--canary-soak must be 0 or positive and --canary-timeout positive, not %s and %s", o.CanarySoak, o.CanaryTimeout)
+	}
+	return nil
+}
+
+// Run upgrades (or rolls back) within --timeout.
+func (o *UpgradeOptions) Run(ctx context.Context) error {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	u, err := o.newUpgrade(ctx)
+	if err != nil {
+		return err
+	}
+	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
+		return o.dryRun(ctx, u)
+	}
+	progress := o.newProgress(o.format)
+	u.Applier.Observer = progress.Handle
+	stop := progress.Start(ctx)
+	res, err := u.Run(ctx)
+	stop()
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%s did not finish within --timeout=%s; run the same command again to resume: %w", u.Options.Action, o.Timeout, err)
+		}
+		return err
+	}
+	if o.format == printers.FormatText {
+		fmt.Fprintf(o.Out, "OntoPlatform %s/%s: %s → %s, %d components moved", u.Namespace, u.Name, res.From, res.To, len(res.Steps))
+		if res.Status != nil {
+			fmt.Fprintf(o.Out, ", %s, %s components ready", res.Status.Phase, res.Status.ReadyComponents)
+		}
+		fmt.Fprintln(o.Out)
+	}
+	return nil
+}
+
+// newUpgrade builds the procedure from the flags: the platform's name (the only one
+// of the namespace when not given), the target and the options.
+func (o *UpgradeOptions) newUpgrade(ctx context.Context) (*upgrade.Upgrade, error) {
+	clients, err := o.Clients()
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := o.Catalog()
+	if err != nil {
+		return nil, err
+	}
+	opts := upgrade.DefaultOptions()
+	opts.Apply = o.ApplyFlags.Options("upgrade")
+	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
+	if o.rollback {
+		opts.Action, opts.Apply.Action = "rollback", "rollback"
+	}
+	u := &upgrade.Upgrade{
+		Clients: clients, Catalog: catalog, ToVersion: o.To, ToRevision: o.ToRevision, Reverse: o.rollback, Options: opts,
+		Applier:   &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()},
+		Namespace: o.namespace, Name: o.Name,
+	}
+	if o.Filename != "" {
+		lp, err := o.loadPlatform(o.FileFlags)
+		if err != nil {
+			return nil, err
+		}
+		if o.Name != "" && o.Name != lp.Platform.Name {
+			return nil, fmt.Errorf("NAME %s and the file's platform %s differ: pass one", o.Name, lp.Platform.Name)
+		}
+		u.Namespace, u.Name = lp.Platform.Namespace, lp.Platform.Name
+		u.Target = &upgrade.Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches}
+	}
+	if u.Name == "" {
+		if u.Name, err = u.PlatformName(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+// dryRun prints the steps and the plan of the target, writing nothing.
+func (o *UpgradeOptions) dryRun(ctx context.Context, u *upgrade.Upgrade) error {
+	preview, err := u.Preview(ctx)
+	if err != nil {
+		return err
+	}
+	if o.format == printers.FormatJSON {
+		return printers.WriteJSON(o.Out, preview)
+	}
+	fmt.Fprintf(o.Out, "%s %s/%s: %s → %s, component by component:\n", u.Options.Action, u.Namespace, u.Name, preview.From, preview.To)
+	for i, s := range preview.Steps {
+		fmt.Fprintf(o.Out, "  %2d. %s\n", i+1, s)
+	}
+	fmt.Fprintln(o.Out)
+	if err := printers.Write(o.Out, printers.FormatText, o.Terminal(o.Out), printers.PlanView{Plan: preview.Plan}); err != nil {
+		return err
+	}
+	fmt.Fprintln(o.ErrOut, "dry run: nothing was written")
+	return nil
+}

@@ -1,0 +1,219 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+)
+
+// SoakError says how a canary failed while it was watched.
+type SoakError struct {
+	Pod    string
+	Reason string
+}
+
+func (e *SoakError) Error() string { return fmt.Sprintf("pod %s: %s", e.Pod, e.Reason) }
+
+// canarySelector is the label selector of canary Deployment c's pods.
+func canarySelector(c *unstructured.Unstructured) string {
+	sel, _, _ := unstructured.NestedStringMap(c.Object, "spec", "selector", "matchLabels")
+	return labels.SelectorFromSet(sel).String()
+}
+
+// soak watches the pods selector picks (a label selector, or "metadata.name=NAME" for
+// one pod) for CanarySoak: each must stay ready, without a restart and without a pod
+// problem (CrashLoopBackOff, OOMKilled, ImagePullBackOff, Unschedulable). Pods are
+// watched, not polled, so a problem fails the soak when it happens.
+func (r *run) soak(ctx context.Context, component, name, selector string) error {
+	d := r.u.Options.CanarySoak
+	if d <= 0 {
+		return nil
+	}
+	r.emit(component, fmt.Sprintf("%s ready; watching it for %s (restarts, crashes, OOM kills)", name, d))
+	opts := metav1.ListOptions{}
+	if field, ok := strings.CutPrefix(selector, "metadata.name="); ok {
+		opts.FieldSelector = "metadata.name=" + field
+	} else {
+		opts.LabelSelector = selector
+	}
+	pods := r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace)
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
+			return pods.List(ctx, o)
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
+			return pods.Watch(ctx, o)
+		},
+	}
+	restarts := map[string]int32{}
+	soakCtx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var failure error
+	_, err := watchtools.UntilWithSync(soakCtx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted {
+			failure = &SoakError{Pod: pod.Name, Reason: "deleted while it was watched"}
+			return true, nil
+		}
+		n := restartCount(pod)
+		if before, seen := restarts[pod.Name]; seen && n > before {
+			failure = &SoakError{Pod: pod.Name, Reason: fmt.Sprintf("restarted (%d restarts)%s", n, lastExit(pod))}
+			return true, nil
+		} else if !seen {
+			restarts[pod.Name] = n
+		}
+		if ps := health.PodProblems(pod); len(ps) > 0 {
+			failure = &SoakError{Pod: pod.Name, Reason: ps[0].String()}
+			return true, nil
+		}
+		return false, nil
+	})
+	if failure != nil {
+		return fmt.Errorf("soak: %w", failure)
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(soakCtx.Err(), context.DeadlineExceeded) {
+		return nil // watched for the whole soak: healthy
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("soak %s: %w", name, err)
+}
+
+func restartCount(pod *corev1.Pod) int32 {
+	var n int32
+	for _, cs := range pod.Status.ContainerStatuses {
+		n += cs.RestartCount
+	}
+	return n
+}
+
+func lastExit(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.LastTerminationState.Terminated; t != nil {
+			return fmt.Sprintf(", container %s last exit %s/%d", cs.Name, t.Reason, t.ExitCode)
+		}
+	}
+	return ""
+}
+
+// deleteCanaries deletes every canary Deployment of this platform (a stopped run's
+// leftovers).
+func (r *run) deleteCanaries(ctx context.Context) error { return r.deleteCanariesOf(ctx, "") }
+
+// deleteCanariesOf deletes the canary Deployments of component c ("" for all).
+func (r *run) deleteCanariesOf(ctx context.Context, c string) error {
+	sel := labels.Set{TrackLabel: TrackCanary, inventory.PartOfLabel: r.from.InventoryID}
+	if c != "" {
+		sel[v1alpha1.LabelName] = c
+	}
+	deps := r.u.Clients.Kube.AppsV1().Deployments(r.u.Namespace)
+	list, err := deps.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return fmt.Errorf("list canaries: %w", err)
+	}
+	for _, d := range list.Items {
+		if err := ignoreNotFound(deps.Delete(ctx, d.Name, metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})); err != nil {
+			return fmt.Errorf("delete canary %s: %w", d.Name, err)
+		}
+		r.emit(d.Labels[v1alpha1.LabelName], "canary "+d.Name+" deleted")
+	}
+	return nil
+}
+
+func (r *run) deleteObject(ctx context.Context, o *unstructured.Unstructured) error {
+	ri, err := r.u.Clients.Resource(o)
+	if err != nil {
+		return err
+	}
+	err = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})
+	if err := ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete %s %s: %w", o.GetKind(), o.GetName(), err)
+	}
+	return nil
+}
+
+// deleteBrokenPods deletes the pods of StatefulSet sts that are not ready and not on
+// its current revision, so the controller recreates them from the reverted template.
+func (r *run) deleteBrokenPods(ctx context.Context, sts *unstructured.Unstructured) error {
+	live, err := r.u.Clients.Kube.AppsV1().StatefulSets(r.u.Namespace).Get(ctx, sts.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(live.Spec.Selector)
+	if err != nil {
+		return err
+	}
+	pods, err := r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		rev := p.Labels["controller-revision-hash"]
+		if rev == "" || rev == live.Status.CurrentRevision || podReady(&p) {
+			continue
+		}
+		if err := ignoreNotFound(r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})); err != nil {
+			return fmt.Errorf("delete broken pod %s: %w", p.Name, err)
+		}
+		r.emit(health.ComponentName(sts), fmt.Sprintf("deleted pod %s of the failed revision (not ready); its volume is kept", p.Name))
+	}
+	return nil
+}
+
+// runsTarget reports whether every workload of component c runs the target's
+// version label.
+func (r *run) runsTarget(ctx context.Context, c string) bool {
+	for _, w := range workloadsOf(r.to, c) {
+		ri, err := r.u.Clients.Resource(w)
+		if err != nil {
+			return false
+		}
+		live, err := ri.Get(ctx, w.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		want, _, _ := unstructured.NestedString(w.Object, "spec", "template", "metadata", "labels", v1alpha1.LabelVersion)
+		got, _, _ := unstructured.NestedString(live.Object, "spec", "template", "metadata", "labels", v1alpha1.LabelVersion)
+		if want != got {
+			return false
+		}
+	}
+	return true
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,430 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+)
+
+// EventUpgradeStep is the progress event of each step of each component.
+const EventUpgradeStep = apply.EventUpgradeStep
+
+// run is one execution of an Upgrade, under its lock.
+type run struct {
+	u        *Upgrade
+	from, to *plan.Desired
+	st       *start
+	target   *Target
+	steps    []string
+	moved    map[string]bool
+}
+
+func (r *run) emit(component, msg string) {
+	if r.u.Applier.Observer != nil {
+		r.u.Applier.Observer(apply.Event{Type: EventUpgradeStep, Object: component, Message: msg})
+	}
+}
+
+func (r *run) now() time.Time {
+	if r.u.Applier.Now != nil {
+		return r.u.Applier.Now()
+	}
+	return time.Now()
+}
+
+// stepOptions are the apply options of one intermediate step.
+func (r *run) stepOptions(planeTimeout time.Duration, wait bool) apply.Options {
+	o := r.u.Options.Apply
+	o.Action, o.Release, o.Prune, o.SkipRevision, o.LockHeld, o.UpgradeStep = r.u.Options.Action, nil, false, true, true, true
+	o.Wait = wait
+	if planeTimeout > 0 {
+		o.PlaneTimeout = planeTimeout
+	}
+	return o
+}
+
+func (r *run) execute(ctx context.Context) (*Result, error) {
+	u := r.u
+	from, to := r.st.from.Spec.Version, r.target.Spec.Version
+	res := &Result{From: from, To: to}
+	r.moved = map[string]bool{}
+
+	// Resume: a component recorded as done counts only if its workloads run the
+	// target's template; a leftover canary goes.
+	if r.st.resuming {
+		for _, c := range r.st.done {
+			if r.runsTarget(ctx, c) {
+				r.moved[c] = true
+			}
+		}
+		r.emit("", fmt.Sprintf("resuming the %s %s → %s: %d of %d components already moved", u.Options.Action, from, to, len(r.moved), len(r.steps)))
+	}
+	if err := r.deleteCanaries(ctx); err != nil {
+		return res, err
+	}
+	if r.st.undo {
+		return r.undo(ctx, res)
+	}
+	started := metav1.NewTime(r.now())
+	if _, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+		if st.Upgrade == nil {
+			st.Upgrade = &v1alpha1.UpgradeStatus{From: from, To: to, StartedAt: &started, FromRevision: r.st.fromRev, Action: u.Options.Action}
+		}
+		st.Upgrade.Done = doneList(r.steps, r.moved)
+		st.Upgrade.FailedComponent, st.Upgrade.Message = "", ""
+		st.Phase = v1alpha1.PhaseUpgrading
+		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonUpgrading, fmt.Sprintf("%s %s → %s", u.Options.Action, from, to), r.now())
+	}); err != nil {
+		return res, err
+	}
+
+	var movedNow []string
+	for _, c := range r.steps {
+		if r.moved[c] {
+			continue
+		}
+		if err := r.moveComponent(ctx, c); err != nil {
+			failErr := r.fail(ctx, c, err, movedNow)
+			return res, failErr
+		}
+		r.moved[c] = true
+		movedNow = append(movedNow, c)
+		res.Steps = append(res.Steps, c)
+		if _, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+			if st.Upgrade != nil {
+				st.Upgrade.Done, st.Upgrade.Current, st.Upgrade.Step = doneList(r.steps, r.moved), "", ""
+			}
+		}); err != nil {
+			return res, err
+		}
+	}
+
+	// Every component runs the target: apply it whole (the last plane, the stored spec),
+	// prune what it no longer renders (old ConfigMaps, canaries) and record one
+	// revision.
+	r.setStep(ctx, "", v1alpha1.StepCleanup)
+	r.emit("", "every component moved: applying "+to+" whole and pruning what it no longer renders")
+	final := u.Options.Apply
+	final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep = u.Options.Action, &r.target.Release, true, true, true
+	final.Prune, final.MaxDeletes = true, -1
+	ares, err := u.Applier.Apply(ctx, r.to, final)
+	if err != nil {
+		return res, fmt.Errorf("%s %s → %s: every component moved, but the final apply failed (run the same command again): %w", u.Options.Action, from, to, err)
+	}
+	st, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+		st.Upgrade = nil
+		if ares.Status != nil && ares.Status.Phase == v1alpha1.PhaseUpgrading {
+			st.Phase = v1alpha1.PhaseRunning
+		}
+		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "", r.now())
+	})
+	res.Status = st
+	return res, err
+}
+
+// moveComponent moves component c to the target: canary and soak for its
+// Deployments, partitioned update and soak for its StatefulSets, then the rollout.
+func (r *run) moveComponent(ctx context.Context, c string) error {
+	u := r.u
+	targets := workloadsOf(r.to, c)
+	olds := workloadsOf(r.from, c)
+	r.setStep(ctx, c, v1alpha1.StepCanary)
+
+	var canaries []*unstructured.Unstructured
+	var shrunk []*unstructured.Unstructured
+	var sts []*unstructured.Unstructured
+	for _, w := range targets {
+		switch w.GetKind() {
+		case health.KindDeployment:
+			if len(olds) == 0 {
+				continue // a new component: nothing to compare a canary with
+			}
+			canaries = append(canaries, canaryOf(w))
+			if noSurge(w) {
+				// No room for one more pod of this kind: the canary takes an old pod's place.
+				for _, o := range olds {
+					if n, ok := replicasOf(o); ok && o.GetName() == w.GetName() && n > 1 {
+						shrunk = append(shrunk, withReplicas(o, n-1))
+					}
+				}
+			}
+		case health.KindStatefulSet:
+			sts = append(sts, w)
+		}
+	}
+
+	if len(canaries) > 0 {
+		r.emit(c, fmt.Sprintf("canary: 1 pod of %s beside the running ones (gets ~1/(n+1) of the Service's requests)", r.target.Spec.Version))
+		// The component's other target objects (its new ConfigMap, Service, account)
+		// go in with the canary; its workloads stay as they are.
+		d := replace(mix(r.from, r.to, r.moved, canaries...), shrunk...)
+		d = r.withTargetSupport(d, c)
+		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(u.Options.CanaryTimeout, true)); err != nil {
+			return fmt.Errorf("canary: %w", err)
+		}
+		r.setStep(ctx, c, v1alpha1.StepSoak)
+		for _, cn := range canaries {
+			if err := r.soak(ctx, c, cn.GetName(), canarySelector(cn)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(sts) > 0 {
+		// The highest ordinal first, as a canary that is part of the set.
+		var parted []*unstructured.Unstructured
+		for _, s := range sts {
+			if n, _ := replicasOf(s); n > 1 {
+				parted = append(parted, withPartition(s, n-1))
+			}
+		}
+		moved := withMoved(r.moved, c)
+		if len(parted) > 0 {
+			r.emit(c, "updating the highest ordinal first (partition)")
+			if _, err := u.Applier.Apply(ctx, replace(mix(r.from, r.to, moved), parted...), r.stepOptions(u.Options.CanaryTimeout, true)); err != nil {
+				return fmt.Errorf("first pod: %w", err)
+			}
+		}
+		r.setStep(ctx, c, v1alpha1.StepSoak)
+		for _, s := range sts {
+			if n, _ := replicasOf(s); n > 1 {
+				top := fmt.Sprintf("%s-%d", s.GetName(), n-1)
+				if err := r.soak(ctx, c, top, "metadata.name="+top); err != nil {
+					return err
+				}
+			}
+		}
+	}
+
+	r.setStep(ctx, c, v1alpha1.StepRollout)
+	r.emit(c, "rolling out "+r.target.Spec.Version)
+	if _, err := u.Applier.Apply(ctx, mix(r.from, r.to, withMoved(r.moved, c)), r.stepOptions(0, true)); err != nil {
+		return fmt.Errorf("rollout: %w", err)
+	}
+	// A StatefulSet of one pod has no ordinal to try first: its pod is soaked once
+	// it runs the new version.
+	for _, s := range sts {
+		if n, _ := replicasOf(s); n == 1 {
+			if err := r.soak(ctx, c, s.GetName()+"-0", "metadata.name="+s.GetName()+"-0"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, cn := range canaries {
+		if err := r.deleteObject(ctx, cn); err != nil {
+			return err
+		}
+	}
+	r.emit(c, "✓ on "+r.target.Spec.Version)
+	return nil
+}
+
+// withTargetSupport puts the target's non-workload objects of component c into d
+// (its ConfigMap under a new name, Service, ServiceAccount), keeping the workloads.
+func (r *run) withTargetSupport(d *plan.Desired, c string) *plan.Desired {
+	out := *d
+	out.Planes = nil
+	for _, pl := range d.Planes {
+		objs := slices.Clone(pl.Objects)
+		for _, o := range planeObjects(r.to, pl.Name) {
+			if componentOf(o) != c || health.IsWorkload(o) || o.GetKind() == "HorizontalPodAutoscaler" || o.GetKind() == "PodDisruptionBudget" {
+				continue
+			}
+			idx := slices.IndexFunc(objs, func(x *unstructured.Unstructured) bool {
+				return x.GetKind() == o.GetKind() && x.GetName() == o.GetName()
+			})
+			if idx >= 0 {
+				objs[idx] = o
+			} else {
+				objs = append(objs, o)
+			}
+		}
+		out.Planes = append(out.Planes, render.Plane{Name: pl.Name, Objects: objs})
+	}
+	return &out
+}
+
+func withMoved(moved map[string]bool, c string) map[string]bool {
+	m := map[string]bool{c: true}
+	for k, v := range moved {
+		m[k] = v
+	}
+	return m
+}
+
+func doneList(steps []string, moved map[string]bool) []string {
+	var out []string
+	for _, s := range steps {
+		if moved[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// setStep records where the upgrade is; a failure to record is logged, not fatal:
+// the next step records again.
+func (r *run) setStep(ctx context.Context, c string, step v1alpha1.UpgradeStep) {
+	if _, err := r.u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+		if st.Upgrade != nil {
+			st.Upgrade.Current, st.Upgrade.Step = c, step
+		}
+	}); err != nil && r.u.Applier.Log != nil {
+		r.u.Applier.Log.Warn("record upgrade step", "component", c, "step", step, "err", err)
+	}
+}
+
+// fail returns component c to its start objects, records the failure and, with
+// Atomic, returns every component this run moved.
+func (r *run) fail(ctx context.Context, c string, cause error, movedNow []string) error {
+	u := r.u
+	if ctx.Err() != nil {
+		// Interrupted or the lock was lost: leave the state for a resume.
+		return cause
+	}
+	r.setStep(ctx, c, v1alpha1.StepRollingBack)
+	r.emit(c, "✗ "+cause.Error()+": returning it to "+r.st.from.Spec.Version)
+	rollbackErr := r.returnComponents(ctx, []string{c})
+	compErr := &ComponentError{Component: c, RolledBack: rollbackErr == nil, Err: cause}
+	msg := compErr.Error()
+	result := v1alpha1.RevisionFailed
+	clear := false
+	if u.Options.Atomic && rollbackErr == nil {
+		back := slices.Clone(movedNow)
+		slices.Reverse(back)
+		r.emit("", fmt.Sprintf("--atomic: returning %d moved components to %s", len(back), r.st.from.Spec.Version))
+		if err := r.returnComponents(ctx, back); err != nil {
+			rollbackErr = err
+		} else {
+			final := u.Options.Apply
+			final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep, final.SkipRevision = u.Options.Action, nil, true, true, true, true
+			final.Prune, final.MaxDeletes = true, -1
+			if _, err := u.Applier.Apply(ctx, r.from, final); err != nil {
+				rollbackErr = err
+			} else {
+				result, clear = v1alpha1.RevisionRolledBack, true
+				msg += fmt.Sprintf("; --atomic returned every component to %s", r.st.from.Spec.Version)
+			}
+		}
+	}
+	if rollbackErr != nil {
+		msg += "; rollback: " + rollbackErr.Error()
+	}
+	now := r.now()
+	if _, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+		if clear {
+			st.Upgrade = nil
+		} else if st.Upgrade != nil {
+			st.Upgrade.FailedComponent, st.Upgrade.Message, st.Upgrade.Current, st.Upgrade.Step = c, msg, c, ""
+			st.Upgrade.Done = doneList(r.steps, r.moved)
+		}
+		st.Phase = v1alpha1.PhaseDegraded
+		if clear {
+			st.Phase = v1alpha1.PhaseRunning
+		}
+		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonUpgradeFailed, msg, now)
+		setCondition(st, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUpgradeFailed, msg, now)
+		st.History = appendHistory(st.History, v1alpha1.Revision{Version: r.target.Spec.Version, Time: metav1.NewTime(now),
+			Result: result, Action: u.Options.Action, Message: msg})
+	}); err != nil {
+		return errors.Join(compErr, err)
+	}
+	if rollbackErr != nil {
+		return errors.Join(compErr, rollbackErr)
+	}
+	return compErr
+}
+
+// returnComponents puts components cs back on their start objects, one by one, and
+// waits until they are healthy. A StatefulSet's pods on the failed revision that are
+// not ready are deleted: under OrderedReady a reverted template does not replace a
+// broken pod by itself. Volumes are untouched.
+func (r *run) returnComponents(ctx context.Context, cs []string) error {
+	u := r.u
+	for _, c := range cs {
+		delete(r.moved, c)
+		if err := r.deleteCanariesOf(ctx, c); err != nil {
+			return err
+		}
+		d := mix(r.from, r.to, r.moved)
+		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(0, false)); err != nil {
+			return fmt.Errorf("return %s: %w", c, err)
+		}
+		for _, s := range workloadsOf(r.from, c) {
+			if s.GetKind() == health.KindStatefulSet {
+				if err := r.deleteBrokenPods(ctx, s); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(0, true)); err != nil {
+			return fmt.Errorf("return %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// appendHistory adds rev numbered after the newest, keeping MaxHistory.
+func appendHistory(h []v1alpha1.Revision, rev v1alpha1.Revision) []v1alpha1.Revision {
+	var n int64
+	for _, x := range h {
+		n = max(n, x.Revision)
+	}
+	rev.Revision = n + 1
+	h = append(h, rev)
+	if len(h) > v1alpha1.MaxHistory {
+		h = h[len(h)-v1alpha1.MaxHistory:]
+	}
+	return h
+}
+
+// undo returns the components a stopped upgrade moved, newest first, then applies the
+// revision it started from whole and records it as a rollback.
+func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
+	u := r.u
+	back := doneList(r.steps, r.moved)
+	slices.Reverse(back)
+	res.From, res.To = r.target.Spec.Version, r.st.from.Spec.Version
+	r.emit("", fmt.Sprintf("undoing the stopped upgrade to %s: returning %d moved components to %s", r.target.Spec.Version, len(back), r.st.from.Spec.Version))
+	r.setStep(ctx, "", v1alpha1.StepRollingBack)
+	// The component the upgrade stopped at may be half moved.
+	if up := r.st.live.Status.Upgrade; up != nil && up.Current != "" && !slices.Contains(back, up.Current) {
+		back = append([]string{up.Current}, back...)
+	}
+	if err := r.returnComponents(ctx, back); err != nil {
+		return res, err
+	}
+	res.Steps = back
+	final := u.Options.Apply
+	final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep = "rollback", &r.st.from.Release, true, true, true
+	final.Prune, final.MaxDeletes = true, -1
+	ares, err := u.Applier.Apply(ctx, r.from, final)
+	if err != nil {
+		return res, fmt.Errorf("undo the upgrade: the components are back, but the final apply failed (run the same command again): %w", err)
+	}
+	st, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+		st.Upgrade = nil
+		if ares.Status != nil && ares.Status.Phase == v1alpha1.PhaseUpgrading {
+			st.Phase = v1alpha1.PhaseRunning
+		}
+		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "", r.now())
+	})
+	res.Status = st
+	return res, err
+}

@@ -1,0 +1,426 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package upgrade moves an installed platform from one revision to another component
+// by component, in plane order, each behind a health gate: a Deployment gets a canary
+// (one pod of the new version beside the old ones) that must become ready and stay
+// healthy for a soak time before the Deployment rolls; a StatefulSet updates its top
+// ordinal first (partition) and soaks it. A component that fails returns to its old
+// objects by itself; the ones before it stay moved (or all return with Atomic).
+// Progress is kept in the OntoPlatform's status.upgrade, so a stopped run resumes.
+// Rollback is the same procedure towards an older revision's snapshot.
+//
+// Every step is an apply.Applier run of a mixed desired state: the target's objects
+// for the components moved so far, the start revision's for the rest, under one lock.
+// Nothing is pruned until the end, because old pods and a rollback need the old
+// (hash-named) ConfigMaps.
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+)
+
+// Target is what an upgrade moves to: a spec (spec.patches included) and the release
+// entry of its version, and one-off patches for this run.
+type Target struct {
+	Spec    v1alpha1.OntoPlatformSpec
+	Release release.Release
+	Patches []render.Patch
+	// Revision is the revision whose snapshot this target is (rollback); 0 for a new
+	// version.
+	Revision int64
+}
+
+// Options tune an upgrade.
+type Options struct {
+	// Apply are the options of every step (timeouts, lock, conflicts). Action,
+	// Release, Prune, SkipRevision and LockHeld are set per step.
+	Apply apply.Options
+	// CanaryTimeout bounds the wait for a canary (or a StatefulSet's first updated
+	// pod) to become ready.
+	CanaryTimeout time.Duration
+	// CanarySoak is how long a ready canary must stay ready, without restarts or pod
+	// problems, before its component rolls.
+	CanarySoak time.Duration
+	// Atomic returns every component this run moved when one fails.
+	Atomic bool
+	// Force allows a downgrade or a version off the release's upgrade path.
+	Force bool
+	// Action is recorded in status and history: upgrade or rollback.
+	Action string
+}
+
+// DefaultOptions are upgrade's flags' defaults.
+func DefaultOptions() Options {
+	o := apply.DefaultOptions()
+	o.Action = "upgrade"
+	return Options{Apply: o, CanaryTimeout: 5 * time.Minute, CanarySoak: 30 * time.Second, Action: "upgrade"}
+}
+
+// Upgrade moves one installed platform to Target.
+type Upgrade struct {
+	Clients *kube.Clients
+	// Applier writes every step; its Observer hears the progress.
+	Applier   *apply.Applier
+	Namespace string
+	Name      string
+	// Target is what to move to, from a file (upgrade -f). When nil, ToVersion (with
+	// Catalog's entry) applied to the start revision's spec is, or for a rollback the
+	// snapshot of ToRevision (0: the Succeeded revision before the newest).
+	Target     *Target
+	ToVersion  string
+	Catalog    *release.Catalog
+	ToRevision int64
+	Options    Options
+	// Reverse walks the components in reverse plane order (rollback: the services go
+	// back before the backing services they use).
+	Reverse bool
+}
+
+// Result is what a finished upgrade did.
+type Result struct {
+	From, To string
+	// Steps are the components in the order they moved.
+	Steps []string
+	// Status is the platform's status at the end.
+	Status *v1alpha1.OntoPlatformStatus
+}
+
+// ComponentError says which component failed, and what became of it.
+type ComponentError struct {
+	Component string
+	// RolledBack is true when the component returned to its old objects.
+	RolledBack bool
+	Err        error
+}
+
+func (e *ComponentError) Error() string {
+	what := "it was returned to its previous version"
+	if !e.RolledBack {
+		what = "it could not be returned to its previous version: see status"
+	}
+	return fmt.Sprintf("component %s failed: %v; %s", e.Component, e.Err, what)
+}
+
+func (e *ComponentError) Unwrap() error { return e.Err }
+
+// start is what a run knows before its first write.
+type start struct {
+	live     *v1alpha1.OntoPlatform
+	from     *apply.Snapshot
+	fromRev  int64
+	resuming bool
+	done     []string
+	target   *Target
+	// undo: a rollback of a stopped upgrade, returning its moved components; target
+	// is then that upgrade's target, which they leave.
+	undo bool
+}
+
+// Run moves the platform, component by component, and records the outcome.
+func (u *Upgrade) Run(ctx context.Context) (*Result, error) {
+	st, err := u.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fromD, err := u.desired(st.from.Platform(u.Name, u.Namespace), st.from.Release, nil)
+	if err != nil {
+		return nil, fmt.Errorf("render revision %d (%s): %w", st.fromRev, st.from.Spec.Version, err)
+	}
+	toD, err := u.targetDesired(st)
+	if err != nil {
+		return nil, err
+	}
+
+	opts := u.Options.Apply
+	lockCtx, unlock, err := u.Applier.Lock(ctx, u.Namespace, u.Name, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ctx = lockCtx
+
+	r := &run{u: u, from: fromD, to: toD, st: st, target: st.target, steps: Steps(toD, fromD, componentOrder(st), u.Reverse)}
+	return r.execute(ctx)
+}
+
+// PlatformName is the name of the only platform of the namespace.
+func (u *Upgrade) PlatformName(ctx context.Context) (string, error) {
+	l := &inventory.Lister{Dynamic: u.Clients.Dynamic, Mapper: u.Clients.Mapper}
+	obj, err := l.Parent(ctx, u.Namespace, u.Name)
+	if err != nil {
+		return "", err
+	}
+	return obj.GetName(), nil
+}
+
+// Preview is what a run would do: its components in order and the plan of the target
+// against the cluster. Making it writes nothing (the plan is a server-side dry run).
+type Preview struct {
+	Action   string     `json:"action"`
+	From     string     `json:"from"`
+	To       string     `json:"to"`
+	Resuming bool       `json:"resuming,omitempty"`
+	Steps    []string   `json:"steps"`
+	Plan     *plan.Plan `json:"plan"`
+}
+
+// Preview checks what Run would check and says what it would do, writing nothing.
+func (u *Upgrade) Preview(ctx context.Context) (*Preview, error) {
+	st, err := u.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fromD, err := u.desired(st.from.Platform(u.Name, u.Namespace), st.from.Release, nil)
+	if err != nil {
+		return nil, err
+	}
+	toD, err := u.targetDesired(st)
+	if err != nil {
+		return nil, err
+	}
+	final := toD
+	if st.undo {
+		final = fromD
+	}
+	p, err := (&plan.Planner{Clients: u.Clients}).Plan(ctx, final)
+	if err != nil {
+		return nil, err
+	}
+	pv := &Preview{Action: u.Options.Action, From: st.from.Spec.Version, To: st.target.Spec.Version, Resuming: st.resuming, Steps: Steps(toD, fromD, componentOrder(st), u.Reverse || st.undo), Plan: p}
+	if st.undo {
+		pv.From, pv.To = pv.To, pv.From
+	}
+	return pv, nil
+}
+
+// targetDesired renders the target of st under the platform's name. Like a snapshot's
+// platform, it carries no labels or annotations of the file (a snapshot keeps the spec).
+func (u *Upgrade) targetDesired(st *start) (*plan.Desired, error) {
+	tp := &v1alpha1.OntoPlatform{Spec: *st.target.Spec.DeepCopy()}
+	tp.SetGroupVersionKind(v1alpha1.GroupVersionKind)
+	tp.Name, tp.Namespace = u.Name, u.Namespace
+	d, err := u.desired(tp, st.target.Release, st.target.Patches)
+	if err != nil {
+		return nil, fmt.Errorf("render version %s: %w", st.target.Spec.Version, err)
+	}
+	return d, nil
+}
+
+// desired renders platform p with rel and patches into what applying it writes.
+func (u *Upgrade) desired(p *v1alpha1.OntoPlatform, rel release.Release, patches []render.Patch) (*plan.Desired, error) {
+	planes, err := render.Render(p, render.Options{Release: rel, Patches: patches})
+	if err != nil {
+		return nil, err
+	}
+	return plan.NewDesired(p, planes)
+}
+
+// begin reads the live platform and the revision to start from, and refuses what the
+// upgrade must not do, before anything is written.
+func (u *Upgrade) begin(ctx context.Context) (*start, error) {
+	live, err := u.getPlatform(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := &start{live: live}
+	up := live.Status.Upgrade
+	if up != nil {
+		st.resuming, st.fromRev, st.done = true, up.FromRevision, slices.Clone(up.Done)
+	} else if st.fromRev = latestSnapshot(live.Status.History, 0); st.fromRev == 0 {
+		return nil, fmt.Errorf("%s/%s has no recorded revision with a snapshot to %s from: run kubectl onto apply first", u.Namespace, u.Name, u.Options.Action)
+	}
+	if st.from, err = u.Applier.LoadRevision(ctx, u.Namespace, u.Name, st.fromRev); err != nil {
+		return nil, err
+	}
+	if up != nil && up.Action != "rollback" && u.Options.Action == "rollback" && u.ToRevision == 0 {
+		// Undo a stopped upgrade: its moved components go back to where it started.
+		rel, err := u.Catalog.Get(up.To)
+		if err != nil {
+			return nil, fmt.Errorf("undo the upgrade to %s: %w", up.To, err)
+		}
+		spec := *st.from.Spec.DeepCopy()
+		spec.Version = up.To
+		st.undo, st.target = true, &Target{Spec: spec, Release: rel}
+		return st, nil
+	}
+	if st.target, err = u.resolveTarget(ctx, st); err != nil {
+		return nil, err
+	}
+	to := st.target.Spec.Version
+	if up != nil && (up.To != to || (up.Action != "" && up.Action != u.Options.Action)) {
+		return nil, fmt.Errorf("%s/%s has a stopped %s to %s (at %s); finish it (kubectl onto %s %s -n %s --to %s) or undo it (kubectl onto rollback %s -n %s) first",
+			u.Namespace, u.Name, orDefault(up.Action, "upgrade"), up.To, orDefault(up.Current, "its start"), orDefault(up.Action, "upgrade"), u.Name, u.Namespace, up.To, u.Name, u.Namespace)
+	}
+	installed := st.from.Spec.Version
+	if !st.resuming && u.Options.Action == "upgrade" {
+		if installed == to {
+			return nil, &NothingToDoError{Platform: u.Namespace + "/" + u.Name, Version: to}
+		}
+		if !u.Options.Force {
+			if err := st.target.Release.CanUpgrade(installed); err != nil {
+				return nil, &apply.VersionError{Platform: u.Namespace + "/" + u.Name, Installed: installed, Target: to, Err: err}
+			}
+		}
+	}
+	return st, nil
+}
+
+// NothingToDoError says the platform already runs the target version.
+type NothingToDoError struct {
+	Platform, Version string
+}
+
+func (e *NothingToDoError) Error() string {
+	return fmt.Sprintf("%s already runs version %s: nothing to upgrade (kubectl onto apply -f changes other fields)", e.Platform, e.Version)
+}
+
+// latestSnapshot is the newest Succeeded revision before `before` (0: any) that kept a
+// snapshot, or 0.
+func latestSnapshot(history []v1alpha1.Revision, before int64) int64 {
+	for i := len(history) - 1; i >= 0; i-- {
+		if h := history[i]; h.Result == v1alpha1.RevisionSucceeded && h.Snapshot != "" && (before == 0 || h.Revision < before) {
+			return h.Revision
+		}
+	}
+	return 0
+}
+
+// resolveTarget is the Target, or the one ToVersion or ToRevision names.
+func (u *Upgrade) resolveTarget(ctx context.Context, st *start) (*Target, error) {
+	switch {
+	case u.Target != nil:
+		return u.Target, nil
+	case u.Options.Action == "rollback":
+		n := u.ToRevision
+		if n == 0 {
+			if up := st.live.Status.Upgrade; up != nil && up.Action == "rollback" {
+				n = latestSnapshot(st.live.Status.History, up.FromRevision)
+				for _, h := range st.live.Status.History {
+					if h.Version == up.To && h.Snapshot != "" && h.Result == v1alpha1.RevisionSucceeded && h.Revision < up.FromRevision {
+						n = h.Revision
+					}
+				}
+			} else {
+				n = latestSnapshot(st.live.Status.History, st.fromRev)
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s/%s has no earlier Succeeded revision with a snapshot to roll back to (kubectl onto history lists them)", u.Namespace, u.Name)
+		}
+		snap, err := u.Applier.LoadRevision(ctx, u.Namespace, u.Name, n)
+		if err != nil {
+			return nil, err
+		}
+		return &Target{Spec: snap.Spec, Release: snap.Release, Revision: n}, nil
+	default:
+		if u.ToVersion == "" {
+			return nil, errors.New("no target version: pass --to VERSION or -f FILE")
+		}
+		rel, err := u.Catalog.Get(u.ToVersion)
+		if err != nil {
+			return nil, fmt.Errorf("--to %s: %w (known versions: %s)", u.ToVersion, err, strings.Join(u.Catalog.Versions(), ", "))
+		}
+		spec := *st.from.Spec.DeepCopy()
+		spec.Version = u.ToVersion
+		return &Target{Spec: spec, Release: rel}, nil
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func (u *Upgrade) getPlatform(ctx context.Context) (*v1alpha1.OntoPlatform, error) {
+	l := &inventory.Lister{Dynamic: u.Clients.Dynamic, Mapper: u.Clients.Mapper}
+	obj, err := l.Parent(ctx, u.Namespace, u.Name)
+	if err != nil {
+		return nil, err
+	}
+	var p v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &p); err != nil {
+		return nil, fmt.Errorf("decode OntoPlatform %s/%s: %w", u.Namespace, u.Name, err)
+	}
+	return &p, nil
+}
+
+// updateStatus changes the stored status with change, retrying on conflicts.
+func (u *Upgrade) updateStatus(ctx context.Context, change func(*v1alpha1.OntoPlatformStatus)) (*v1alpha1.OntoPlatformStatus, error) {
+	var out *v1alpha1.OntoPlatformStatus
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := u.getPlatform(ctx)
+		if err != nil {
+			return err
+		}
+		change(&p.Status)
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			return err
+		}
+		ri, err := u.Clients.Resource(&unstructured.Unstructured{Object: obj})
+		if err != nil {
+			return err
+		}
+		_, err = ri.UpdateStatus(ctx, &unstructured.Unstructured{Object: obj}, metav1.UpdateOptions{FieldManager: plan.FieldManager})
+		out = &p.Status
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record the %s in %s/%s's status: %w", u.Options.Action, u.Namespace, u.Name, err)
+	}
+	return out, nil
+}
+
+// setCondition sets one condition of st at now.
+func setCondition(st *v1alpha1.OntoPlatformStatus, typ string, status metav1.ConditionStatus, reason, msg string, now time.Time) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(now)})
+}
+
+// ignoreNotFound is err unless it says the object is gone.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+var errCanary = errors.New("canary failed")
+
+// componentOrder is the spec's component order, the target's then the start's.
+func componentOrder(st *start) []string {
+	var out []string
+	for _, spec := range []*v1alpha1.OntoPlatformSpec{&st.target.Spec, &st.from.Spec} {
+		for _, c := range spec.Components() {
+			if !slices.Contains(out, c.Name) {
+				out = append(out, c.Name)
+			}
+		}
+	}
+	return out
+}
