@@ -25,8 +25,14 @@ type HistoryView struct {
 	Now time.Time
 }
 
-// MarshalJSON prints the report alone.
-func (v HistoryView) MarshalJSON() ([]byte, error) { return json.Marshal(v.HistoryReport) }
+// MarshalJSON prints the report alone; no revisions is an empty list, not null.
+func (v HistoryView) MarshalJSON() ([]byte, error) {
+	r := *v.HistoryReport
+	if r.Revisions == nil {
+		r.Revisions = []upgrade.HistoryEntry{}
+	}
+	return json.Marshal(r)
+}
 
 // shortDigest is how long a digest is shown in the table: "sha256:" and 12 hex
 // digits, as container image IDs are.
@@ -56,7 +62,7 @@ func (v HistoryView) WriteText(out io.Writer, t *Terminal) error {
 		}
 		if h.SnapshotError != "" {
 			digest = cell{s: "unreadable", style: t.Warn.Render}
-			notes = append(notes, fmt.Sprintf("revision %d: %s", h.Revision, h.SnapshotError))
+			notes = append(notes, h.SnapshotError) // it names the revision and the Secret
 		}
 		rows = append(rows, []cell{{s: fmt.Sprint(h.Revision)}, {s: h.Version}, {s: orDash(h.Action)}, res,
 			{s: age(v.Now, h.Time.Time)}, {s: orDash(h.Snapshot)}, {s: orDash(digest.s), style: digest.style}, {s: firstLine(h.Message)}})
