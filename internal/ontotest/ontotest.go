@@ -63,6 +63,9 @@ func Example(t testing.TB, name, ns string) *v1alpha1.OntoPlatform {
 	return p
 }
 
+// Catalog is the default release catalog.
+func Catalog(t testing.TB) *release.Catalog { return catalog(t) }
+
 func catalog(t testing.TB) *release.Catalog {
 	t.Helper()
 	c, err := release.Default()

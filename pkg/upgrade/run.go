@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,8 +102,15 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			continue
 		}
 		if err := r.moveComponent(ctx, c); err != nil {
-			failErr := r.fail(ctx, c, err, movedNow)
-			return res, failErr
+			// A component moved earlier can fail after its gate (a crash that starts
+			// late): the wait of this step then names its workload. It is the one that
+			// failed, and returns too.
+			failed := []string{c}
+			if culprit := r.culprit(err); culprit != "" && culprit != c && r.moved[culprit] {
+				failed = append(failed, culprit)
+				movedNow = slices.DeleteFunc(movedNow, func(s string) bool { return s == culprit })
+			}
+			return res, r.fail(ctx, failed, err, movedNow)
 		}
 		r.moved[c] = true
 		movedNow = append(movedNow, c)
@@ -290,17 +298,41 @@ func (r *run) setStep(ctx context.Context, c string, step v1alpha1.UpgradeStep) 
 	}
 }
 
-// fail returns component c to its start objects, records the failure and, with
+// culprit is the component whose workload err names (the wait of a step failed on
+// it), or "".
+func (r *run) culprit(err error) string {
+	var ae *apply.ApplyError
+	if !errors.As(err, &ae) {
+		return ""
+	}
+	_, name, ok := strings.Cut(ae.Object, "/")
+	if !ok {
+		return ""
+	}
+	for _, w := range r.to.Objects() {
+		if health.IsWorkload(w) && w.GetName() == name {
+			return componentOf(w)
+		}
+	}
+	return ""
+}
+
+// fail returns the failed components (the current one first, and one moved earlier
+// that failed after its gate) to their start objects, records the failure and, with
 // Atomic, returns every component this run moved.
-func (r *run) fail(ctx context.Context, c string, cause error, movedNow []string) error {
+func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow []string) error {
 	u := r.u
+	c := failed[len(failed)-1]
 	if ctx.Err() != nil {
 		// Interrupted or the lock was lost: leave the state for a resume.
 		return cause
 	}
-	r.setStep(ctx, c, v1alpha1.StepRollingBack)
-	r.emit(c, "✗ "+cause.Error()+": returning it to "+r.st.from.Spec.Version)
-	rollbackErr := r.returnComponents(ctx, []string{c})
+	r.setStep(ctx, failed[0], v1alpha1.StepRollingBack)
+	r.emit(c, "✗ "+cause.Error()+": returning "+strings.Join(failed, " and ")+" to "+r.st.from.Spec.Version)
+	// The broken one first, so the wait of the other's return does not fail on it.
+	back := slices.Clone(failed)
+	slices.Reverse(back)
+	rollbackErr := r.returnComponents(ctx, back)
 	compErr := &ComponentError{Component: c, RolledBack: rollbackErr == nil, Err: cause}
 	msg := compErr.Error()
 	result := v1alpha1.RevisionFailed
@@ -331,7 +363,7 @@ func (r *run) fail(ctx context.Context, c string, cause error, movedNow []string
 		if clear {
 			st.Upgrade = nil
 		} else if st.Upgrade != nil {
-			st.Upgrade.FailedComponent, st.Upgrade.Message, st.Upgrade.Current, st.Upgrade.Step = c, msg, c, ""
+			st.Upgrade.FailedComponent, st.Upgrade.Message, st.Upgrade.Current, st.Upgrade.Step = c, msg, failed[0], ""
 			st.Upgrade.Done = doneList(r.steps, r.moved)
 		}
 		st.Phase = v1alpha1.PhaseDegraded

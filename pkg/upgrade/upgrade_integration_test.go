@@ -1,0 +1,295 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package upgrade_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
+)
+
+// upEnv is a minimal platform installed at 1.5.0 in a namespace of its own.
+type upEnv struct {
+	t       *testing.T
+	c       *testcluster.Cluster
+	clients *kube.Clients
+	p       *v1alpha1.OntoPlatform
+
+	mu     sync.Mutex
+	events []apply.Event
+}
+
+func installAt(t *testing.T, version string) *upEnv {
+	t.Helper()
+	c := testcluster.New(t)
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
+	p.Spec.Version = version
+	ontotest.Install(t, clients, p)
+	return &upEnv{t: t, c: c, clients: clients, p: p}
+}
+
+// upgrade runs the procedure towards version (with patches on the target) or, with
+// action rollback, back to revision n.
+func (e *upEnv) run(action, version string, revision int64, atomic bool, patches ...render.Patch) (*upgrade.Result, error) {
+	e.t.Helper()
+	opts := upgrade.DefaultOptions()
+	opts.Apply = ontotest.ApplyOptions()
+	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Action = 2*time.Second, 90*time.Second, atomic, action
+	opts.Apply.Action = action
+	catalog := ontotest.Catalog(e.t)
+	u := &upgrade.Upgrade{
+		Clients: e.clients, Catalog: catalog, Namespace: e.p.Namespace, Name: e.p.Name, Options: opts, ToRevision: revision,
+		Reverse: action == "rollback",
+		Applier: &apply.Applier{Clients: e.clients, Now: time.Now, Observer: func(ev apply.Event) {
+			e.mu.Lock()
+			e.events = append(e.events, ev)
+			e.mu.Unlock()
+		}},
+	}
+	if action == "upgrade" {
+		spec := *e.p.Spec.DeepCopy()
+		spec.Version = version
+		u.Target = &upgrade.Target{Spec: spec, Release: *ontotest.Release(e.t, version), Patches: patches}
+	}
+	return u.Run(e.t.Context())
+}
+
+func (e *upEnv) platform() *v1alpha1.OntoPlatform {
+	e.t.Helper()
+	l := &inventory.Lister{Dynamic: e.clients.Dynamic, Mapper: e.clients.Mapper}
+	obj, err := l.Parent(e.t.Context(), e.p.Namespace, e.p.Name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var p v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &p); err != nil {
+		e.t.Fatal(err)
+	}
+	return &p
+}
+
+// versions maps each Deployment and StatefulSet of the platform to the version label
+// of its pod template, and counts canaries.
+func (e *upEnv) versions() (map[string]string, int) {
+	e.t.Helper()
+	ctx, ns := e.t.Context(), e.p.Namespace
+	out := map[string]string{}
+	canaries := 0
+	deps, err := e.clients.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, d := range deps.Items {
+		if d.Labels[v1alpha1.LabelTrack] == v1alpha1.TrackCanary {
+			canaries++
+			continue
+		}
+		out[d.Name] = d.Spec.Template.Labels[v1alpha1.LabelVersion]
+	}
+	sts, err := e.clients.Kube.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, s := range sts.Items {
+		out[s.Name] = s.Spec.Template.Labels[v1alpha1.LabelVersion]
+	}
+	return out, canaries
+}
+
+func (e *upEnv) configMaps() int {
+	e.t.Helper()
+	cms, err := e.clients.Kube.CoreV1().ConfigMaps(e.p.Namespace).List(e.t.Context(), metav1.ListOptions{LabelSelector: inventory.PartOfLabel})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(cms.Items)
+}
+
+func lastRevision(p *v1alpha1.OntoPlatform) v1alpha1.Revision {
+	return p.Status.History[len(p.Status.History)-1]
+}
+
+// TestUpgradeAndRollback: 1.5.0 → 1.6.0 moves every workload, leaves no canary and no
+// 1.5.0 ConfigMap, and records one revision with a snapshot; rollback returns every
+// workload to 1.5.0 and records a rollback revision.
+func TestUpgradeAndRollback(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0")
+	cmsBefore := e.configMaps()
+	res, err := e.run("upgrade", "1.6.0", 0, false)
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	vs, canaries := e.versions()
+	for name, v := range vs {
+		if v != "1.6.0" {
+			t.Errorf("%s runs %s after the upgrade, want 1.6.0", name, v)
+		}
+	}
+	if canaries != 0 || e.configMaps() != cmsBefore {
+		t.Errorf("after the upgrade: %d canaries, %d ConfigMaps (before %d); want none and the same count (old ones pruned)", canaries, e.configMaps(), cmsBefore)
+	}
+	if len(res.Steps) != len(vs) {
+		t.Errorf("%d steps %v for %d workloads", len(res.Steps), res.Steps, len(vs))
+	}
+	p := e.platform()
+	last := lastRevision(p)
+	if p.Status.Upgrade != nil || p.Status.Phase != v1alpha1.PhaseRunning || p.Status.Version != "1.6.0" || p.Spec.Version != "1.6.0" {
+		t.Fatalf("status after the upgrade: upgrade %+v, phase %s, version %s, spec %s", p.Status.Upgrade, p.Status.Phase, p.Status.Version, p.Spec.Version)
+	}
+	if last.Action != "upgrade" || last.Result != v1alpha1.RevisionSucceeded || last.Snapshot == "" || len(p.Status.History) != 2 {
+		t.Fatalf("history after the upgrade: %+v", p.Status.History)
+	}
+	// The canary and soak ran for a Deployment, the partition for none (one replica).
+	var sawSoak bool
+	for _, ev := range e.events {
+		sawSoak = sawSoak || (ev.Type == apply.EventUpgradeStep && ev.Object == "gateway" && strings.Contains(ev.Message, "gateway-canary ready"))
+	}
+	if !sawSoak {
+		t.Error("no soak of gateway-canary was reported")
+	}
+
+	if _, err := e.run("upgrade", "1.6.0", 0, false); !errors.As(err, new(*upgrade.NothingToDoError)) {
+		t.Fatalf("a second upgrade to the same version: %v, want NothingToDoError", err)
+	}
+
+	if _, err := e.run("rollback", "", 0, false); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	vs, canaries = e.versions()
+	for name, v := range vs {
+		if v != "1.5.0" {
+			t.Errorf("%s runs %s after the rollback, want 1.5.0", name, v)
+		}
+	}
+	p = e.platform()
+	if last := lastRevision(p); canaries != 0 || last.Action != "rollback" || last.Version != "1.5.0" || p.Status.Version != "1.5.0" || p.Spec.Version != "1.5.0" {
+		t.Fatalf("after the rollback: %d canaries, last revision %+v, status version %s, spec %s", canaries, last, p.Status.Version, p.Spec.Version)
+	}
+}
+
+// crashLoop makes every pod of Deployment name's new template crash-loop.
+func crashLoop(t *testing.T, name string) render.Patch {
+	t.Helper()
+	ps, err := render.LoadPatches("bad-release", fmt.Appendf(nil, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+spec:
+  template:
+    metadata:
+      labels:
+        %s: %s
+`, name, testcluster.ChaosLabel, testcluster.ChaosCrashLoop))
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("patch: %v", err)
+	}
+	return ps[0]
+}
+
+// TestUpgradeFailedComponentReturns: a data-service that crash-loops on the new
+// version fails in its canary; it returns to 1.5.0 and stays available, the control
+// plane before it stays on 1.6.0, the planes after it are untouched, and the error
+// names it. apply refuses meanwhile; the same upgrade without the fault finishes.
+func TestUpgradeFailedComponentReturns(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0")
+	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoop(t, "data-service"))
+	var ce *upgrade.ComponentError
+	if !errors.As(err, &ce) || ce.Component != "data-service" || !ce.RolledBack {
+		t.Fatalf("upgrade with a crash-looping data-service: %v, want a ComponentError for data-service, rolled back", err)
+	}
+	vs, canaries := e.versions()
+	want := map[string]string{"postgres": "1.6.0", "ontology-service": "1.6.0", "data-service": "1.5.0", "nessie": "1.5.0", "gateway": "1.5.0"}
+	for name, v := range want {
+		if vs[name] != v {
+			t.Errorf("%s runs %s, want %s", name, vs[name], v)
+		}
+	}
+	if canaries != 0 {
+		t.Errorf("%d canaries left after the failure", canaries)
+	}
+	dep, err := e.clients.Kube.AppsV1().Deployments(e.p.Namespace).Get(t.Context(), "data-service", metav1.GetOptions{})
+	if err != nil || dep.Status.AvailableReplicas != *dep.Spec.Replicas {
+		t.Fatalf("data-service after its failure: %v, available %d", err, dep.Status.AvailableReplicas)
+	}
+	p := e.platform()
+	if u := p.Status.Upgrade; u == nil || u.FailedComponent != "data-service" || u.To != "1.6.0" {
+		t.Fatalf("status.upgrade after the failure: %+v", u)
+	}
+	if last := lastRevision(p); last.Result != v1alpha1.RevisionFailed || !strings.Contains(last.Message, "data-service") {
+		t.Fatalf("last revision after the failure: %+v", last)
+	}
+
+	// A plain apply would roll everything at once: refused, naming both ways out.
+	opts := ontotest.ApplyOptions()
+	opts.Release = ontotest.Release(t, "1.5.0")
+	_, err = (&apply.Applier{Clients: e.clients, Now: time.Now}).Apply(t.Context(), ontotest.Desired(t, e.p), opts)
+	var busy *apply.UpgradeInProgressError
+	if !errors.As(err, &busy) || !strings.Contains(err.Error(), "kubectl onto rollback") {
+		t.Fatalf("apply during a stopped upgrade: %v, want UpgradeInProgressError", err)
+	}
+
+	// A fixed release: the same command resumes from data-service and finishes.
+	res, err := e.run("upgrade", "1.6.0", 0, false)
+	if err != nil {
+		t.Fatalf("resumed upgrade: %v", err)
+	}
+	if res.Steps[0] != "data-service" {
+		t.Errorf("the resumed upgrade started at %v, want data-service first", res.Steps)
+	}
+	vs, _ = e.versions()
+	for name, v := range vs {
+		if v != "1.6.0" {
+			t.Errorf("%s runs %s after the resumed upgrade", name, v)
+		}
+	}
+	if p := e.platform(); p.Status.Upgrade != nil || p.Status.Version != "1.6.0" {
+		t.Fatalf("after the resumed upgrade: upgrade %+v, version %s", p.Status.Upgrade, p.Status.Version)
+	}
+}
+
+// TestUpgradeAtomic: with Atomic, a failed component returns every component the run
+// moved: all on 1.5.0, no upgrade left in status, the revision RolledBack.
+func TestUpgradeAtomic(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0")
+	_, err := e.run("upgrade", "1.6.0", 0, true, crashLoop(t, "ontology-service"))
+	if !errors.As(err, new(*upgrade.ComponentError)) {
+		t.Fatalf("atomic upgrade with a crash-looping ontology-service: %v", err)
+	}
+	vs, canaries := e.versions()
+	for name, v := range vs {
+		if v != "1.5.0" {
+			t.Errorf("%s runs %s after an atomic failure, want 1.5.0", name, v)
+		}
+	}
+	p := e.platform()
+	if last := lastRevision(p); canaries != 0 || p.Status.Upgrade != nil || last.Result != v1alpha1.RevisionRolledBack || p.Spec.Version != "1.5.0" {
+		t.Fatalf("after an atomic failure: %d canaries, upgrade %+v, last revision %+v, spec %s", canaries, p.Status.Upgrade, last, p.Spec.Version)
+	}
+}
+
