@@ -292,4 +292,3 @@ func TestUpgradeAtomic(t *testing.T) {
 		t.Fatalf("after an atomic failure: %d canaries, upgrade %+v, last revision %+v, spec %s", canaries, p.Status.Upgrade, last, p.Spec.Version)
 	}
 }
-
