@@ -103,7 +103,7 @@ func (e *ScopeError) Error() string {
 		return fmt.Sprintf("scaling %s changes more than its replicas, autoscaler and disruption budget: %s; nothing was written. Set %s.replicas in the platform file and apply it (kubectl onto plan shows the whole change)",
 			e.Component, listSome(e.Beyond), e.SpecPath)
 	}
-	return fmt.Sprintf("the cluster drifted from revision %d, which scale starts from: %s would change too; nothing was written. Run kubectl onto apply -f with the platform file first, then scale",
+	return fmt.Sprintf("the cluster drifted from revision %d, which scale starts from: %s; nothing was written. Run kubectl onto apply -f with the platform file first, then scale",
 		e.FromRevision, listSome(e.Drift))
 }
 
@@ -429,10 +429,11 @@ func (sc scaleScope) check(p *plan.Plan, from int64) error {
 			if c.Action == plan.ActionUnchanged || sc.allowed(c) {
 				continue
 			}
+			_, ok := sc.fieldRule(c.Object)
 			if sc.edited[scaleRefKey(c.Object)] && c.Object.Kind != v1alpha1.Kind {
-				beyond = append(beyond, describeChange(c))
+				beyond = append(beyond, describeChange(c, ok))
 			} else {
-				drift = append(drift, describeChange(c))
+				drift = append(drift, describeChange(c, ok))
 			}
 		}
 	}
@@ -442,34 +443,39 @@ func (sc scaleScope) check(p *plan.Plan, from int64) error {
 	return &ScopeError{Component: sc.component, SpecPath: sc.specPath, FromRevision: from, Beyond: beyond, Drift: drift}
 }
 
-// allowed reports whether c is in the scope: the component's workload with only
-// spec.replicas changed, its autoscaler and disruption budget in any way, and the
-// OntoPlatform with only the component's replicas and autoscaling bounds (and the
-// inventory's kinds, which a new PodDisruptionBudget extends).
-func (sc scaleScope) allowed(c plan.Change) bool {
-	o := c.Object
+// fieldRule says what of an object a scale may change: anything (all: the
+// component's autoscaler and disruption budget, whatever the action), the fields ok
+// accepts in an update (the component's workload: spec.replicas; the OntoPlatform:
+// the component's replicas and autoscaling bounds, and the inventory's kinds, which a
+// new PodDisruptionBudget extends), or nothing (ok accepts no field).
+func (sc scaleScope) fieldRule(o plan.ObjectRef) (all bool, ok func(path string) bool) {
 	switch {
+	case o.Group == "autoscaling" && o.Kind == "HorizontalPodAutoscaler" && o.Name == sc.component,
+		o.Group == "policy" && o.Kind == "PodDisruptionBudget" && o.Name == sc.component:
+		return true, func(string) bool { return true }
 	case o.Group == "apps" && (o.Kind == "Deployment" || o.Kind == "StatefulSet") && o.Name == sc.component:
-		return c.Action == plan.ActionUpdate && allFields(c, func(path string) bool { return path == "spec.replicas" })
-	case o.Group == "autoscaling" && o.Kind == "HorizontalPodAutoscaler" && o.Name == sc.component:
-		return true
-	case o.Group == "policy" && o.Kind == "PodDisruptionBudget" && o.Name == sc.component:
-		return true
+		return false, func(path string) bool { return path == "spec.replicas" }
 	case o.Group == v1alpha1.GroupVersion.Group && o.Kind == v1alpha1.Kind:
-		allowedPaths := map[string]bool{
+		paths := map[string]bool{
 			sc.specPath + ".replicas":                                         true,
 			sc.specPath + ".autoscaling.minReplicas":                          true,
 			sc.specPath + ".autoscaling.maxReplicas":                          true,
 			"metadata.annotations[" + inventory.ContainsGroupKindsAnnot + "]": true,
 		}
-		return c.Action == plan.ActionUpdate && allFields(c, func(path string) bool { return allowedPaths[path] })
+		return false, func(path string) bool { return paths[path] }
 	}
-	return false
+	return false, func(string) bool { return false }
 }
 
-func allFields(c plan.Change, ok func(string) bool) bool {
-	if len(c.Fields) == 0 {
-		return false // an update with no field changed is a conflict: not this scale's
+// allowed reports whether c is in the scope (fieldRule). An update without changed
+// fields is a conflict alone: not this scale's to take.
+func (sc scaleScope) allowed(c plan.Change) bool {
+	all, ok := sc.fieldRule(c.Object)
+	if all {
+		return true
+	}
+	if c.Action != plan.ActionUpdate || len(c.Fields) == 0 {
+		return false
 	}
 	for _, f := range c.Fields {
 		if !ok(f.Path) {
@@ -479,9 +485,10 @@ func allFields(c plan.Change, ok func(string) bool) bool {
 	return true
 }
 
-// describeChange is one change in words: "Deployment ns/x: spec.template... would
-// change", "ConfigMap ns/y would be created".
-func describeChange(c plan.Change) string {
+// describeChange is one change in words: "ConfigMap ns/y would be created",
+// "Deployment ns/x (spec.template...) would change", naming the fields of an update
+// that ok does not accept (all of them if it accepts every one).
+func describeChange(c plan.Change, ok func(string) bool) string {
 	switch c.Action {
 	case plan.ActionCreate:
 		return c.Object.String() + " would be created"
@@ -490,9 +497,15 @@ func describeChange(c plan.Change) string {
 	case plan.ActionReplace:
 		return c.Object.String() + " would be replaced"
 	}
-	var paths []string
+	var paths, outside []string
 	for _, f := range c.Fields {
 		paths = append(paths, f.Path)
+		if !ok(f.Path) {
+			outside = append(outside, f.Path)
+		}
+	}
+	if len(outside) > 0 {
+		paths = outside
 	}
 	if len(paths) == 0 {
 		return c.Object.String() + " would change"

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -91,6 +92,11 @@ func validator(t *testing.T) *spec.Validator {
 // recording its events.
 func (e *scaleEnv) scale(component string, replicas, minReplicas, maxReplicas *int32) (*upgrade.ScaleResult, error) {
 	e.t.Helper()
+	return e.scaleWith(ontotest.ApplyOptions(), component, replicas, minReplicas, maxReplicas)
+}
+
+func (e *scaleEnv) scaleWith(opts apply.Options, component string, replicas, minReplicas, maxReplicas *int32) (*upgrade.ScaleResult, error) {
+	e.t.Helper()
 	e.mu.Lock()
 	e.events = nil
 	e.mu.Unlock()
@@ -100,7 +106,7 @@ func (e *scaleEnv) scale(component string, replicas, minReplicas, maxReplicas *i
 		e.events = append(e.events, ev)
 	}}
 	return upgrade.Scale{Applier: a, Validator: validator(e.t), Namespace: e.platform.Namespace, Component: component,
-		Replicas: replicas, MinReplicas: minReplicas, MaxReplicas: maxReplicas, Options: ontotest.ApplyOptions()}.Run(e.t.Context())
+		Replicas: replicas, MinReplicas: minReplicas, MaxReplicas: maxReplicas, Options: opts}.Run(e.t.Context())
 }
 
 // warnings are the messages of the last scale's Warning events.
@@ -213,6 +219,21 @@ func TestScaleDeployment(t *testing.T) {
 		t.Fatalf("scale kafka = %v with %d writes; want a refusal naming its ConfigMap, nothing written", err, e.writes.Load())
 	}
 	t.Logf("scale kafka: %v", err)
+
+	// Someone changed the stored spec by hand (through the cluster's own client, not
+	// counted): scaling from revision 2 would revert it, so scale refuses, with
+	// --force-conflicts too, which would take the field back.
+	if _, err := e.cluster.Dynamic.Resource(v1alpha1.GroupVersion.WithResource("ontoplatforms")).Namespace(ns).Patch(ctx, e.platform.Name,
+		types.MergePatchType, []byte(`{"spec":{"observability":{"logging":{"level":"DEBUG"}}}}`), metav1.PatchOptions{FieldManager: "by-hand"}); err != nil {
+		t.Fatal(err)
+	}
+	force := ontotest.ApplyOptions()
+	force.ForceConflicts = true
+	_, err = e.scaleWith(force, "gateway", ptr.To[int32](3), nil, nil)
+	if !errors.As(err, &se) || len(se.Drift) == 0 || !strings.Contains(err.Error(), "drifted from revision 2") ||
+		!strings.Contains(err.Error(), "(spec.observability.logging.level) would change") || e.writes.Load() != 0 {
+		t.Fatalf("scale after a change by hand = %v with %d writes; want a refusal naming the drift, nothing written", err, e.writes.Load())
+	}
 
 	hist, err := upgrade.History(ctx, e.clients, ns, "")
 	if err != nil {

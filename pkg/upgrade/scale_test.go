@@ -217,7 +217,7 @@ func TestScaleScope(t *testing.T) {
 		}, wantErr: []string{"drifted from revision 7", "Deployment ns/nessie (spec.template.spec.containers[name=nessie].image) would change", "apply -f"}},
 		{name: "drift of the parent's spec", changes: []plan.Change{
 			update(parent, "spec.gateway.replicas", "spec.observability.logging.level"),
-		}, wantErr: []string{"drifted from revision 7", "OntoPlatform ns/p"}},
+		}, wantErr: []string{"drifted from revision 7", "OntoPlatform ns/p (spec.observability.logging.level) would change; nothing was written"}},
 		{name: "drift of the workload beyond its replicas", changes: []plan.Change{
 			{Action: plan.ActionUpdate, Object: ref("apps", "Deployment", "gateway"), Fields: []plan.FieldChange{{Path: "spec.template.metadata.labels.x"}}},
 		}, wantErr: []string{"scaling gateway changes more"}},
