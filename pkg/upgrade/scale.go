@@ -196,7 +196,9 @@ func (s Scale) Run(ctx context.Context) (*ScaleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	// apply's own checks first: a stopped upgrade, conflicts with other managers.
+	// apply's own checks first: a stopped upgrade, conflicts with other managers, the
+	// version guard (the revision's version is the installed one: it passes).
+	opts.Release = &snap.Release
 	if err := apply.Preflight(p, opts); err != nil {
 		return nil, err
 	}
@@ -210,7 +212,6 @@ func (s Scale) Run(ctx context.Context) (*ScaleResult, error) {
 		return res, nil
 	}
 
-	opts.Release = &snap.Release
 	ar, err := s.Applier.Apply(ctx, d, opts)
 	res.Apply, res.Changed = ar, ar != nil && ar.Applied > 0
 	if res.Changed {
