@@ -19,8 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
 )
 
 // ApplyFlags are the knobs of every command that applies a platform (apply, and later
@@ -71,6 +74,9 @@ type ApplyOptions struct {
 	*GlobalOptions
 	FileFlags
 	ApplyFlags
+	// UpgradeFlags tune the upgrade an apply becomes when the file changes the
+	// installed spec.version.
+	UpgradeFlags
 	OutputFlags
 	DryRunFlags
 	// PlanFile applies a plan saved with `plan -o json`.
@@ -94,8 +100,10 @@ before starting the next. Objects of this platform it no longer renders are prun
 PersistentVolumeClaims never are. Generated Secrets are created once and never printed.
 A second apply of the same file writes nothing.
 
-A new spec.version is applied the same way, plane by plane (refused when it is a
-downgrade or off the release's upgrade path, unless --force-version).
+A new spec.version of an installed platform is an upgrade: apply then moves it
+component by component behind canaries, as kubectl onto upgrade -f does (see its
+help; --canary-soak, --canary-timeout and --atomic tune it), and refuses a downgrade
+or a version off the release's upgrade path unless --force-version.
 
 Only one apply or uninstall of a platform runs at a time: a lease in its namespace is
 the lock, and it expires if a run crashes.`,
@@ -109,6 +117,7 @@ the lock, and it expires if a run crashes.`,
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.ApplyFlags.AddFlags(cmd.Flags())
+	o.UpgradeFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
 	o.DryRunFlags.AddFlags(cmd.Flags(), "client lists what would be applied, plane by plane, without contacting the cluster; server prints the plan, each object validated by the API server, and fails where apply would")
 	cmd.Flags().StringVar(&o.PlanFile, "plan", "", "Apply this plan (from plan -o json); refused if the cluster changed since it was made")
@@ -180,6 +189,15 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 			return err
 		}
 		opts.Preconditions = true
+	} else if up, err := o.upgradeFor(ctx, clients, lp); err != nil || up != nil {
+		if err != nil {
+			return err
+		}
+		// A new spec.version of an installed platform moves component by component
+		// behind canaries, as `kubectl onto upgrade -f` does, not every plane at once.
+		fmt.Fprintf(o.ErrOut, "spec.version changes %s → %s: upgrading component by component (as kubectl onto upgrade -f; canary soak %s)\n",
+			up.Installed, lp.Platform.Spec.Version, up.Upgrade.Options.CanarySoak)
+		return o.runUpgrade(ctx, up.Upgrade)
 	}
 	progress := o.newProgress(o.format)
 	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
@@ -194,6 +212,59 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 			d.Namespace, d.Platform.GetName(), res.Status.Phase, res.Status.Version, res.Status.ReadyComponents)
 	}
 	return nil
+}
+
+// pendingUpgrade is an apply that is an upgrade.
+type pendingUpgrade struct {
+	Installed string
+	Upgrade   *upgrade.Upgrade
+}
+
+// upgradeFor returns the upgrade an apply of lp is, when the platform is installed at
+// another version than the file's (or an upgrade to it is stopped), else nil.
+func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, lp platform.Loaded) (*pendingUpgrade, error) {
+	installed, upgradingTo, err := upgrade.InstalledVersion(ctx, clients, lp.Platform.Namespace, lp.Platform.Name)
+	if err != nil || installed == "" {
+		return nil, err
+	}
+	to := lp.Platform.Spec.Version
+	if installed == to && upgradingTo != to {
+		return nil, nil
+	}
+	opts := upgrade.DefaultOptions()
+	opts.Apply = o.ApplyFlags.Options("upgrade")
+	opts.Force = o.ForceVersion
+	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = o.CanarySoak, o.CanaryTimeout, o.Atomic
+	u := &upgrade.Upgrade{
+		Clients: clients, Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Options: opts,
+		Target:  &upgrade.Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches},
+		Applier: &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()},
+	}
+	return &pendingUpgrade{Installed: installed, Upgrade: u}, nil
+}
+
+// runUpgrade runs u with apply's progress and final line.
+func (g *GlobalOptions) runUpgradeWith(ctx context.Context, u *upgrade.Upgrade, format printers.Format) error {
+	progress := g.newProgress(format)
+	u.Applier.Observer = progress.Handle
+	stop := progress.Start(ctx)
+	res, err := u.Run(ctx)
+	stop()
+	if err != nil {
+		return err
+	}
+	if format == printers.FormatText {
+		fmt.Fprintf(g.Out, "OntoPlatform %s/%s: %s → %s, %d components moved", u.Namespace, u.Name, res.From, res.To, len(res.Steps))
+		if res.Status != nil {
+			fmt.Fprintf(g.Out, ", %s, %s components ready", res.Status.Phase, res.Status.ReadyComponents)
+		}
+		fmt.Fprintln(g.Out)
+	}
+	return nil
+}
+
+func (o *ApplyOptions) runUpgrade(ctx context.Context, u *upgrade.Upgrade) error {
+	return o.runUpgradeWith(ctx, u, o.format)
 }
 
 // clientDryRun lists what apply would write, plane by plane, from the file alone: it

@@ -308,3 +308,41 @@ func TestCLIRequestLogging(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIApplyNewVersionUpgrades: apply -f of a file with a new spec.version runs the
+// component-by-component upgrade (canaries), not a plane-at-once apply, and ends with
+// the platform on the new version; a downgrade is refused the same way.
+func TestCLIApplyNewVersionUpgrades(t *testing.T) {
+	t.Parallel()
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	old := platformFile(t, ns, "")
+	data, err := os.ReadFile(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte(strings.Replace(string(data), `version: "1.6.0"`, `version: "1.5.0"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, "apply", "-f", old, kc); r.code != 0 {
+		t.Fatalf("apply 1.5.0: exit %d\n%s", r.code, r.stderr)
+	}
+	r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), "--canary-soak=1s", kc)
+	if r.code != 0 || !strings.Contains(r.stderr, "upgrading component by component") || !strings.Contains(r.stderr, "gateway-canary") ||
+		!strings.Contains(r.stdout, "1.5.0 → 1.6.0") {
+		t.Fatalf("apply of 1.6.0 over 1.5.0: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCmd(t, "apply", "-f", old, kc)
+	if r.code != 1 || !strings.Contains(r.stderr, "--force-version") {
+		t.Fatalf("apply of 1.5.0 over 1.6.0: exit %d, want a refused downgrade naming --force-version\n%s", r.code, r.stderr)
+	}
+	r = runCmd(t, "upgrade", "-n", ns, "--to", "1.5.0", "--dry-run", kc)
+	if r.code != 1 || !strings.Contains(r.stderr, "--force") {
+		t.Fatalf("upgrade --to 1.5.0 --dry-run: exit %d, want a refused downgrade\n%s", r.code, r.stderr)
+	}
+	r = runCmd(t, "upgrade", "-n", ns, "--to", "9.9.9", kc)
+	if r.code != 1 || !strings.Contains(r.stderr, "known versions: 1.5.0, 1.6.0") {
+		t.Fatalf("upgrade --to 9.9.9: exit %d, want the known versions listed\n%s", r.code, r.stderr)
+	}
+}

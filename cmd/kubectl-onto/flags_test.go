@@ -35,8 +35,8 @@ func TestDryRunFlagsAgree(t *testing.T) {
 			t.Errorf("%s --dry-run: default %q, bare %q, usage %q; want none, client, none|client|server", cmd.Name(), f.DefValue, f.NoOptDefVal, f.Usage)
 		}
 	}
-	if strings.Join(with, ",") != "apply,uninstall" {
-		t.Fatalf("commands with --dry-run: %v, want apply and uninstall", with)
+	if strings.Join(with, ",") != "apply,rollback,uninstall,upgrade" {
+		t.Fatalf("commands with --dry-run: %v, want apply, rollback, uninstall and upgrade", with)
 	}
 	bad := map[string]string{}
 	for _, args := range [][]string{

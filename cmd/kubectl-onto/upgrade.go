@@ -184,25 +184,11 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
 		return o.dryRun(ctx, u)
 	}
-	progress := o.newProgress(o.format)
-	u.Applier.Observer = progress.Handle
-	stop := progress.Start(ctx)
-	res, err := u.Run(ctx)
-	stop()
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("%s did not finish within --timeout=%s; run the same command again to resume: %w", u.Options.Action, o.Timeout, err)
-		}
-		return err
+	err = o.runUpgradeWith(ctx, u, o.format)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s did not finish within --timeout=%s; run the same command again to resume: %w", u.Options.Action, o.Timeout, err)
 	}
-	if o.format == printers.FormatText {
-		fmt.Fprintf(o.Out, "OntoPlatform %s/%s: %s → %s, %d components moved", u.Namespace, u.Name, res.From, res.To, len(res.Steps))
-		if res.Status != nil {
-			fmt.Fprintf(o.Out, ", %s, %s components ready", res.Status.Phase, res.Status.ReadyComponents)
-		}
-		fmt.Fprintln(o.Out)
-	}
-	return nil
+	return err
 }
 
 // newUpgrade builds the procedure from the flags: the platform's name (the only one
