@@ -68,8 +68,8 @@ file and apply it).
 The platform file then differs from the cluster: put the new value in it, or the
 next apply -f reverts the scale.
 
-NAME may be left out when the namespace holds one OntoPlatform. COMPONENT is one
-of ` + scaleComponents() + `.`,
+NAME may be left out when the namespace holds one OntoPlatform. COMPONENT is one of:
+` + scaleComponents(),
 		Example: `  kubectl onto scale gateway --replicas 3 -n onto-system
   kubectl onto scale onto-production ontology-service --min 3 --max 12 -n onto-system
   kubectl onto scale gateway --replicas 2 -n onto-system -o json   # progress as JSON lines`,
@@ -218,11 +218,23 @@ func (g *GlobalOptions) completeScaleArgs(cmd *cobra.Command, args []string, toC
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
-// scaleComponents lists the component names, for help and errors.
+// scaleComponents lists the component names for the help, indented, in lines of
+// at most 80 columns.
 func scaleComponents() string {
-	var names []string
-	for _, c := range (&v1alpha1.OntoPlatformSpec{}).Components() {
-		names = append(names, c.Name)
+	var b, line strings.Builder
+	for i, c := range (&v1alpha1.OntoPlatformSpec{}).Components() {
+		word := c.Name
+		if i > 0 {
+			line.WriteString(",")
+		}
+		if line.Len()+1+len(word) > 78 {
+			b.WriteString("  " + line.String() + "\n")
+			line.Reset()
+		} else if i > 0 {
+			line.WriteString(" ")
+		}
+		line.WriteString(word)
 	}
-	return strings.Join(names, ", ")
+	b.WriteString("  " + line.String())
+	return b.String()
 }

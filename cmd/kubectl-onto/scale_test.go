@@ -47,7 +47,7 @@ func TestScaleHelp(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("scale --help: exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"postgres, redis, minio, kafka", "gateway", "--replicas int32", "--min int32", "--max int32",
+	for _, want := range []string{"postgres, redis, minio, kafka", "agent-runtime, gateway\n", "--replicas int32", "--min int32", "--max int32",
 		"--timeout duration", "--plane-timeout duration", "--lock-wait duration", "--force-conflicts", "kubectl onto scale gateway --replicas 3"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q", want)
