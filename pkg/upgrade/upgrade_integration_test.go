@@ -38,7 +38,7 @@ type upEnv struct {
 	events []apply.Event
 }
 
-func installAt(t *testing.T, version string) *upEnv {
+func installAt(t *testing.T, version string, edit ...func(*v1alpha1.OntoPlatformSpec)) *upEnv {
 	t.Helper()
 	c := testcluster.New(t)
 	clients, err := kube.New(c.Config)
@@ -47,6 +47,9 @@ func installAt(t *testing.T, version string) *upEnv {
 	}
 	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
 	p.Spec.Version = version
+	for _, f := range edit {
+		f(&p.Spec)
+	}
 	ontotest.Install(t, clients, p)
 	return &upEnv{t: t, c: c, clients: clients, p: p}
 }
@@ -192,10 +195,13 @@ func TestUpgradeAndRollback(t *testing.T) {
 }
 
 // crashLoop makes every pod of Deployment name's new template crash-loop.
-func crashLoop(t *testing.T, name string) render.Patch {
+func crashLoop(t *testing.T, name string) render.Patch { return crashLoopOf(t, "Deployment", name) }
+
+// crashLoopOf makes every pod of workload kind/name's new template crash-loop.
+func crashLoopOf(t *testing.T, kind, name string) render.Patch {
 	t.Helper()
 	ps, err := render.LoadPatches("bad-release", fmt.Appendf(nil, `apiVersion: apps/v1
-kind: Deployment
+kind: %s
 metadata:
   name: %s
 spec:
@@ -203,7 +209,7 @@ spec:
     metadata:
       labels:
         %s: %s
-`, name, testcluster.ChaosLabel, testcluster.ChaosCrashLoop))
+`, kind, name, testcluster.ChaosLabel, testcluster.ChaosCrashLoop))
 	if err != nil || len(ps) != 1 {
 		t.Fatalf("patch: %v", err)
 	}
@@ -292,3 +298,44 @@ func TestUpgradeAtomic(t *testing.T) {
 		t.Fatalf("after an atomic failure: %d canaries, upgrade %+v, last revision %+v, spec %s", canaries, p.Status.Upgrade, last, p.Spec.Version)
 	}
 }
+
+// TestUpgradeStatefulSetPartition: a StatefulSet of three moves its highest ordinal
+// first and soaks it; a bad postgres template fails there, the set returns to 1.5.0
+// with the broken pod replaced (OrderedReady would keep it), and every pod is ready.
+func TestUpgradeStatefulSetPartition(t *testing.T) {
+	t.Parallel()
+	three := func(s *v1alpha1.OntoPlatformSpec) { s.Infrastructure.Postgres.Replicas = ptrTo(int32(3)) }
+	e := installAt(t, "1.5.0", three)
+	e.p.Spec.Infrastructure.Postgres.Replicas = ptrTo(int32(3))
+	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoopOf(t, "StatefulSet", "postgres"))
+	var ce *upgrade.ComponentError
+	if !errors.As(err, &ce) || ce.Component != "postgres" || !ce.RolledBack {
+		t.Fatalf("upgrade with a crash-looping postgres: %v, want postgres failed and returned", err)
+	}
+	var partitioned bool
+	for _, ev := range e.events {
+		partitioned = partitioned || (ev.Object == "postgres" && strings.Contains(ev.Message, "highest ordinal first"))
+	}
+	if !partitioned {
+		t.Error("postgres was not updated highest ordinal first")
+	}
+	sts, err := e.clients.Kube.AppsV1().StatefulSets(e.p.Namespace).Get(t.Context(), "postgres", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := sts.Spec.Template.Labels[v1alpha1.LabelVersion]; v != "1.5.0" || sts.Status.ReadyReplicas != 3 || sts.Status.UpdateRevision != sts.Status.CurrentRevision {
+		t.Fatalf("postgres after its failure: template %s, ready %d/3, revisions %s/%s", v, sts.Status.ReadyReplicas, sts.Status.CurrentRevision, sts.Status.UpdateRevision)
+	}
+	if _, err := e.run("upgrade", "1.6.0", 0, false); err != nil {
+		t.Fatalf("the upgrade with a good postgres: %v", err)
+	}
+	sts, err = e.clients.Kube.AppsV1().StatefulSets(e.p.Namespace).Get(t.Context(), "postgres", metav1.GetOptions{})
+	if err != nil || sts.Spec.Template.Labels[v1alpha1.LabelVersion] != "1.6.0" || sts.Status.ReadyReplicas != 3 {
+		t.Fatalf("postgres after the upgrade: %v, ready %d", err, sts.Status.ReadyReplicas)
+	}
+	if p := sts.Spec.UpdateStrategy.RollingUpdate; p != nil && p.Partition != nil && *p.Partition != 0 {
+		t.Fatalf("postgres keeps partition %d after the upgrade", *p.Partition)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
