@@ -37,9 +37,10 @@ bin/kubectl-onto status "$name" -n "$ns"
 cat >&2 <<MSG
 
 demo: the platform runs on the local control plane (simulated nodes and pods, by kwok).
-  export KUBECONFIG=$dir/kubeconfig PATH=$repo/bin:$ONTO_TESTCLUSTER_BIN:\$PATH
+  source $dir/env                                  # KUBECONFIG, kubectl and bin/kubectl-onto on PATH
+  kubectl onto status -n $ns
   kubectl get onto,deploy,sts,hpa,pdb -n $ns       # kubectl v1.37.2 built with the cluster
   kubectl onto plan -f $file                       # nothing to change
-  kubectl onto status -n $ns
+  kubectl onto upgrade $name -n $ns --to 1.6.0     # component by component, behind canaries
   make cluster-down                                # stop the control plane
 MSG

@@ -4,8 +4,8 @@ Copyright 2026 The kubectl-onto Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Command kubectl-onto is the kubectl plugin that validates, plans, applies, reports on
-// and uninstalls an OntoPlatform. kubectl finds it on PATH and runs it as `kubectl onto`.
+// Command kubectl-onto is the kubectl plugin that installs, upgrades, scales, rolls
+// back, reports on and uninstalls an OntoPlatform. kubectl finds it on PATH and runs it as `kubectl onto`.
 package main
 
 import (

@@ -107,12 +107,13 @@ func NewCmdRoot(streams genericiooptions.IOStreams, getenv func(string) string) 
 	v := viper.New()
 	cmd := &cobra.Command{
 		Use:   "kubectl-onto",
-		Short: "Validate, plan, apply (install, update, change version), report on and uninstall an OntoPlatform",
+		Short: "Install, upgrade, scale, roll back, report on and uninstall an OntoPlatform",
 		Long: `kubectl onto manages a whole multi-service platform on Kubernetes from one
 declarative OntoPlatform file: it validates and renders the file offline, plans the
 change against the cluster with a server-side apply dry-run, applies it plane by plane
-waiting for each to be healthy, reports status from the live workloads, and uninstalls
-it in reverse order, keeping its data.
+waiting for each to be healthy, upgrades it component by component behind canaries,
+scales and rolls it back from recorded revisions, reports status from the live
+workloads, and uninstalls it in reverse order, keeping its data.
 
 Every flag can also come from the environment, as ONTO_<COMMAND>_<FLAG> for one
 command (ONTO_APPLY_TIMEOUT) or ONTO_<FLAG> for all (ONTO_RELEASES), or from a config

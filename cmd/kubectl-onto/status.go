@@ -42,8 +42,8 @@ func NewCmdStatus(g *GlobalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [NAME]",
 		Short: "Show a platform's phase, conditions and each component's readiness",
-		Long: `Status shows what the last apply recorded (phase, installed version, conditions,
-the revision history) and each component's
+		Long: `Status shows what the last run recorded (phase, installed version, conditions, an
+upgrade in progress, the revision history) and each component's
 readiness read from the live Deployments and StatefulSets, compared with the spec:
 a workload scaled below the spec's replicas, running another version, or missing is
 not ready.
