@@ -317,7 +317,7 @@ func TestCLIApplyNewVersionUpgrades(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	kc := "--kubeconfig=" + c.Kubeconfig
-	old := platformFile(t, ns, "")
+	old := platformFile(t, ns, smallSpec)
 	data, err := os.ReadFile(old)
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +328,7 @@ func TestCLIApplyNewVersionUpgrades(t *testing.T) {
 	if r := runCmd(t, "apply", "-f", old, kc); r.code != 0 {
 		t.Fatalf("apply 1.5.0: exit %d\n%s", r.code, r.stderr)
 	}
-	r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), "--canary-soak=1s", kc)
+	r := runCmd(t, "apply", "-f", platformFile(t, ns, smallSpec), "--canary-soak=1s", kc)
 	if r.code != 0 || !strings.Contains(r.stderr, "upgrading component by component") || !strings.Contains(r.stderr, "gateway-canary") ||
 		!strings.Contains(r.stdout, "1.5.0 → 1.6.0") {
 		t.Fatalf("apply of 1.6.0 over 1.5.0: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)

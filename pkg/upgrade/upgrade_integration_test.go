@@ -9,15 +9,22 @@ package upgrade_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/bench"
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -36,6 +43,16 @@ type upEnv struct {
 
 	mu     sync.Mutex
 	events []apply.Event
+}
+
+// small keeps five components (postgres, ontology-service, data-service, nessie,
+// gateway) of the minimal example: enough for every path of the procedure, in a
+// fraction of the time on the CI's two cores.
+func small(s *v1alpha1.OntoPlatformSpec) {
+	off := ptrTo(false)
+	s.Infrastructure.Kafka.Enabled, s.Infrastructure.Minio.Enabled, s.Infrastructure.Redis.Enabled = off, off, off
+	s.ControlPlane.SchemaRegistry.Enabled, s.ControlPlane.AuthService.Enabled = off, off
+	s.IntelligencePlane.AgentRuntime.Enabled, s.IntelligencePlane.ReasoningService.Enabled = off, off
 }
 
 func installAt(t *testing.T, version string, edit ...func(*v1alpha1.OntoPlatformSpec)) *upEnv {
@@ -222,7 +239,7 @@ spec:
 // names it. apply refuses meanwhile; the same upgrade without the fault finishes.
 func TestUpgradeFailedComponentReturns(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0")
+	e := installAt(t, "1.5.0", small)
 	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoop(t, "data-service"))
 	var ce *upgrade.ComponentError
 	if !errors.As(err, &ce) || ce.Component != "data-service" || !ce.RolledBack {
@@ -282,7 +299,7 @@ func TestUpgradeFailedComponentReturns(t *testing.T) {
 // moved: all on 1.5.0, no upgrade left in status, the revision RolledBack.
 func TestUpgradeAtomic(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0")
+	e := installAt(t, "1.5.0", small)
 	_, err := e.run("upgrade", "1.6.0", 0, true, crashLoop(t, "ontology-service"))
 	if !errors.As(err, new(*upgrade.ComponentError)) {
 		t.Fatalf("atomic upgrade with a crash-looping ontology-service: %v", err)
@@ -305,7 +322,7 @@ func TestUpgradeAtomic(t *testing.T) {
 func TestUpgradeStatefulSetPartition(t *testing.T) {
 	t.Parallel()
 	three := func(s *v1alpha1.OntoPlatformSpec) { s.Infrastructure.Postgres.Replicas = ptrTo(int32(3)) }
-	e := installAt(t, "1.5.0", three)
+	e := installAt(t, "1.5.0", small, three)
 	e.p.Spec.Infrastructure.Postgres.Replicas = ptrTo(int32(3))
 	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoopOf(t, "StatefulSet", "postgres"))
 	var ce *upgrade.ComponentError
@@ -339,3 +356,96 @@ func TestUpgradeStatefulSetPartition(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// cpuRequests sums the cpu requests (millicores) of every pod p runs, and gives the
+// smallest Deployment pod's.
+func cpuRequests(t *testing.T, p *v1alpha1.OntoPlatform) (total, smallestDeploymentPod int64) {
+	t.Helper()
+	smallestDeploymentPod = math.MaxInt64
+	for _, o := range ontotest.Desired(t, p).Objects() {
+		if o.GetKind() != "Deployment" && o.GetKind() != "StatefulSet" {
+			continue
+		}
+		replicas, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+		if !found {
+			replicas = 1
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		var pod int64
+		for _, c := range containers {
+			cpu, _, _ := unstructured.NestedString(c.(map[string]any), "resources", "requests", "cpu")
+			if cpu != "" {
+				q := resource.MustParse(cpu)
+				pod += q.MilliValue()
+			}
+		}
+		total += replicas * pod
+		if o.GetKind() == "Deployment" && pod > 0 {
+			smallestDeploymentPod = min(smallestDeploymentPod, pod)
+		}
+	}
+	return total, smallestDeploymentPod
+}
+
+// TestUpgradeCanaryOverQuota: a quota with room for the running pods but not for one
+// canary fails the first Deployment's canary at once, with the quota's message, not
+// at --canary-timeout; the component stays on 1.5.0.
+func TestUpgradeCanaryOverQuota(t *testing.T) {
+	t.Parallel()
+	var quota int64
+	tight := func(s *v1alpha1.OntoPlatformSpec) {
+		p := &v1alpha1.OntoPlatform{Spec: *s.DeepCopy()}
+		p.Name, p.Namespace = "sizing", "sizing"
+		total, smallest := cpuRequests(t, p)
+		quota = total + smallest/2
+		if s.Tenancy == nil {
+			s.Tenancy = &v1alpha1.TenancySpec{Mode: "namespace"}
+		}
+		s.Tenancy.ResourceQuota = corev1.ResourceList{corev1.ResourceRequestsCPU: *resource.NewMilliQuantity(quota, resource.DecimalSI)}
+	}
+	e := installAt(t, "1.5.0", small, tight)
+	start := time.Now()
+	_, err := e.run("upgrade", "1.6.0", 0, false)
+	var ce *upgrade.ComponentError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "exceeded quota") {
+		t.Fatalf("upgrade under a quota of %dm cpu: %v, want a component failing on the quota", quota, err)
+	}
+	if took := time.Since(start); took > 80*time.Second {
+		t.Errorf("the quota failure took %s: it waited out the canary timeout", took)
+	}
+	vs, canaries := e.versions()
+	if vs[ce.Component] != "1.5.0" || canaries != 0 {
+		t.Fatalf("after the quota failure: %s runs %s, %d canaries", ce.Component, vs[ce.Component], canaries)
+	}
+}
+
+// TestUpgradePreviewWritesNothing: the dry run of an upgrade (its steps and the plan of
+// the target) sends no write and does not take the lock.
+func TestUpgradePreviewWritesNothing(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0", small)
+	counter := bench.NewCounter()
+	cfg := rest.CopyConfig(e.c.Config)
+	cfg.Wrap(counter.Wrap)
+	clients, err := kube.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := upgrade.DefaultOptions()
+	u := &upgrade.Upgrade{Clients: clients, Catalog: ontotest.Catalog(t), ToVersion: "1.6.0", Namespace: e.p.Namespace, Name: e.p.Name,
+		Options: opts, Applier: &apply.Applier{Clients: clients, Now: time.Now}}
+	pv, err := u.Preview(t.Context())
+	if err != nil {
+		t.Fatalf("preview: %v", err)
+	}
+	counts := counter.Take()
+	if counts.Writes() != 0 || counts[bench.VerbLock] != 0 {
+		t.Fatalf("the preview sent %s; want no write and no lock request", counts)
+	}
+	if pv.From != "1.5.0" || pv.To != "1.6.0" || len(pv.Steps) == 0 || pv.Steps[0] != "postgres" || !pv.Plan.HasChanges() {
+		t.Fatalf("preview: %s → %s, steps %v, plan has changes %t", pv.From, pv.To, pv.Steps, pv.Plan.HasChanges())
+	}
+	if vs, _ := e.versions(); vs["gateway"] != "1.5.0" {
+		t.Fatalf("gateway runs %s after a preview", vs["gateway"])
+	}
+}
