@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // ChaosLabel on a pod (or in a pod template) switches on a simulated failure;
@@ -64,8 +65,22 @@ func stageGVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "stages"}
 }
 
-// neverReadyStage is the Stage of ChaosNeverReady that NeverReadyImage copies.
-const neverReadyStage = "onto-pod-never-ready"
+// chaosStage is the Stage of mode (hack/testcluster/manifests/chaos-stages.yaml)
+// that ChaosImage copies; false for a mode it does not support.
+func chaosStage(mode ChaosMode) (string, bool) {
+	switch mode {
+	case ChaosNeverReady:
+		return "onto-pod-never-ready", true
+	case ChaosCrashLoop:
+		return "onto-pod-crashloop", true
+	case ChaosOOMKilled:
+		return "onto-pod-oomkilled", true
+	}
+	return "", false
+}
+
+// chaosLabelKey is how the chaos Stages select on ChaosLabel.
+const chaosLabelKey = `.metadata.labels["` + ChaosLabel + `"]`
 
 // SetPodChaos sets (or with ChaosNone removes) the ChaosLabel of a pod.
 func (c *Cluster) SetPodChaos(ctx context.Context, namespace, pod string, mode ChaosMode) error {
@@ -133,47 +148,52 @@ func (c *Cluster) patchMeta(ctx context.Context, resource, namespace, name, fiel
 	return err
 }
 
-// NeverReadyImage makes every pod that starts from now on with a container of
-// the given image (exact match, e.g. "registry.example/api:2.0") Running but
-// never Ready, in any namespace, until the test ends. Upgrade tests use it to
-// make one component of a release fail its rollout.
-//
-// It copies the ChaosNeverReady Stage with an image selector and, before
-// returning, proves kwok applies it: a probe pod with that image in namespace
-// must come up not Ready. Pods that are already Ready stay Ready.
+// NeverReadyImage is ChaosImage with ChaosNeverReady: every pod that starts from
+// now on with a container of image is Running but never Ready.
 func (c *Cluster) NeverReadyImage(t testing.TB, namespace, image string) {
 	t.Helper()
+	c.ChaosImage(t, namespace, image, ChaosNeverReady)
+}
+
+// ChaosImage makes every pod that starts from now on with a container of the given
+// image (exact match, e.g. "registry.example/api:2.0") fail as mode says, in any
+// namespace, until the test ends. Upgrade tests use it to make one component of a
+// release fail its canary. Modes: ChaosNeverReady, ChaosCrashLoop (the pod is
+// Ready first and crashes 3 s after it runs) and ChaosOOMKilled (Ready, then OOM
+// killed once about 1 s after it runs, and Ready again).
+//
+// It copies the mode's Stage with an image selector in place of the ChaosLabel one
+// and, before returning, proves kwok applies it: a probe pod with that image in
+// namespace must show the mode (see probeChaos). Pods that run already keep their
+// state, except that the crashloop and oomkilled Stages also catch running pods.
+func (c *Cluster) ChaosImage(t testing.TB, namespace, image string, mode ChaosMode) {
+	t.Helper()
 	ctx := t.Context()
+	name, ok := chaosStage(mode)
+	if !ok {
+		t.Fatalf("ChaosImage: no Stage for chaos mode %q", mode)
+	}
 	stages := c.Dynamic.Resource(stageGVR())
-	base, err := stages.Get(ctx, neverReadyStage, metav1.GetOptions{})
+	base, err := stages.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		t.Fatalf("get Stage %s (applied by hack/testcluster/up.sh): %v", neverReadyStage, err)
+		t.Fatalf("get Stage %s (applied by hack/testcluster/up.sh): %v", name, err)
 	}
-	exprs, found, err := unstructured.NestedSlice(base.Object, "spec", "selector", "matchExpressions")
-	if err != nil || !found || len(exprs) == 0 {
-		t.Fatalf("Stage %s has no selector expressions (found %t): %v", neverReadyStage, found, err)
-	}
-	// The first expression selects by ChaosLabel; select by image instead.
-	exprs[0] = map[string]any{"key": ".spec.containers.[].image", "operator": "In", "values": []any{image}}
-	spec, _, err := unstructured.NestedMap(base.Object, "spec")
+	spec, err := imageStageSpec(base, image)
 	if err != nil {
-		t.Fatalf("read Stage %s: %v", neverReadyStage, err)
-	}
-	if err := unstructured.SetNestedSlice(spec, exprs, "selector", "matchExpressions"); err != nil {
-		t.Fatalf("build Stage: %v", err)
+		t.Fatalf("Stage %s: %v", name, err)
 	}
 	stage := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": stageGVR().GroupVersion().String(),
 		"kind":       "Stage",
 		"metadata": map[string]any{
-			"name":   UniqueName(t, "never-ready-image"),
+			"name":   UniqueName(t, string(mode)+"-image"),
 			"labels": map[string]any{"onto.dev/test": labelValue(t.Name())},
 		},
 		"spec": spec,
 	}}
 	created, err := stages.Create(ctx, stage, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("create never-ready Stage for image %s: %v", image, err)
+		t.Fatalf("create %s Stage for image %s: %v", mode, image, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -184,23 +204,54 @@ func (c *Cluster) NeverReadyImage(t testing.TB, namespace, image string) {
 		}
 	})
 
-	// kwok learns about the Stage through a watch; until then the fast
-	// pod-ready stage would still win. A probe pod shows when it took over.
+	// kwok learns about the Stage through a watch; until then a probe pod only
+	// gets the fast pod-ready stage. A probe shows when the copy took over.
 	err = Poll(ctx, time.Minute, func(ctx context.Context) (bool, error) {
-		return c.probeNeverReady(ctx, namespace, image)
+		return c.probeChaos(ctx, namespace, image, mode)
 	})
 	if err != nil {
-		t.Fatalf("kwok did not apply the never-ready Stage for image %s: %v", image, err)
+		t.Fatalf("kwok did not apply the %s Stage for image %s: %v", mode, image, err)
 	}
 }
 
-// probeNeverReady starts a pod with image, waits until kwok has handled it and
-// deletes it; true if it came up Running and not Ready.
-func (c *Cluster) probeNeverReady(ctx context.Context, namespace, image string) (bool, error) {
+// imageStageSpec is the spec of chaos Stage base selecting pods by a container's
+// image instead of by ChaosLabel; its other expressions (not deleted, phase...)
+// stay.
+func imageStageSpec(base *unstructured.Unstructured, image string) (map[string]any, error) {
+	spec, _, err := unstructured.NestedMap(base.Object, "spec")
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	exprs, _, err := unstructured.NestedSlice(spec, "selector", "matchExpressions")
+	if err != nil {
+		return nil, fmt.Errorf("read selector: %w", err)
+	}
+	replaced := false
+	for i, e := range exprs {
+		if m, ok := e.(map[string]any); ok && m["key"] == chaosLabelKey {
+			exprs[i] = map[string]any{"key": ".spec.containers.[].image", "operator": "In", "values": []any{image}}
+			replaced = true
+		}
+	}
+	if !replaced {
+		return nil, fmt.Errorf("no selector expression on %s to replace", chaosLabelKey)
+	}
+	if err := unstructured.SetNestedSlice(spec, exprs, "selector", "matchExpressions"); err != nil {
+		return nil, fmt.Errorf("set selector: %w", err)
+	}
+	return spec, nil
+}
+
+// probeChaos starts a pod with image, waits until kwok has handled it and deletes
+// it; true if it showed mode: never-ready Running and not Ready; crashloop a
+// restartCount above 0 while waiting in CrashLoopBackOff; oomkilled Ready first,
+// then a last state OOMKilled. False (try again) when it only got the fast
+// pod-ready stage.
+func (c *Cluster) probeChaos(ctx context.Context, namespace, image string, mode ChaosMode) (bool, error) {
 	pods := c.Kube.CoreV1().Pods(namespace)
 	grace := int64(0)
 	probe, err := pods.Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "never-ready-probe-"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: string(mode) + "-probe-"},
 		Spec: corev1.PodSpec{
 			Containers:                    []corev1.Container{{Name: "probe", Image: image}},
 			TerminationGracePeriodSeconds: &grace,
@@ -218,5 +269,28 @@ func (c *Cluster) probeNeverReady(ctx context.Context, namespace, image string) 
 	if err != nil {
 		return false, err
 	}
-	return !PodReady(p), nil
+	if mode == ChaosNeverReady {
+		return !PodReady(p), nil
+	}
+	// The crash comes 3 s, the OOM kill 1 s after the pod runs (the Stages' delay);
+	// give either twice that before trying a new probe.
+	readyFirst := false
+	_, err = WaitFor(ctx, c, probe, 6*time.Second, func(p *corev1.Pod) (bool, error) {
+		s := p.Status.ContainerStatuses
+		if len(s) != 1 {
+			return false, nil
+		}
+		last := s[0].LastTerminationState.Terminated
+		switch mode {
+		case ChaosCrashLoop:
+			return s[0].RestartCount > 0 && s[0].State.Waiting != nil && s[0].State.Waiting.Reason == "CrashLoopBackOff", nil
+		default: // ChaosOOMKilled: seen Ready before the kill, then killed
+			readyFirst = readyFirst || (PodReady(p) && last == nil)
+			return readyFirst && last != nil && last.Reason == "OOMKilled" && s[0].RestartCount > 0, nil
+		}
+	})
+	if wait.Interrupted(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
