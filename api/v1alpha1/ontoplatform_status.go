@@ -143,7 +143,7 @@ type UpgradeStatus struct {
 	// Current is the component being upgraded.
 	// +optional
 	Current string `json:"current,omitempty"`
-	// Step of Current: Canary, Soak, Rollout, RollingBack or Cleanup.
+	// Step of Current: Migrate, Canary, Soak, Rollout, RollingBack or Cleanup.
 	// +optional
 	Step UpgradeStep `json:"step,omitempty"`
 	// FromRevision is the revision the upgrade started from: its snapshot renders
@@ -162,11 +162,13 @@ type UpgradeStatus struct {
 }
 
 // UpgradeStep is where an upgrade is within its current component.
-// +kubebuilder:validation:Enum=Canary;Soak;Rollout;RollingBack;Cleanup
+// +kubebuilder:validation:Enum=Migrate;Canary;Soak;Rollout;RollingBack;Cleanup
 type UpgradeStep string
 
 // Upgrade steps.
 const (
+	// StepMigrate: the component's migration Job of the new release runs.
+	StepMigrate UpgradeStep = "Migrate"
 	// StepCanary: one pod of the new version is starting beside the old ones.
 	StepCanary UpgradeStep = "Canary"
 	// StepSoak: the canary is ready and watched for a while.

@@ -47,6 +47,26 @@ type Release struct {
 type ComponentImage struct {
 	Image string `json:"image,omitempty"`
 	Name  string `json:"name,omitempty"`
+	// Migration runs once, as a Job, before an upgrade to this version moves the
+	// component (a schema change of its data).
+	Migration *Migration `json:"migration,omitempty"`
+}
+
+// Migration is a component's data migration of one release: a Job with the
+// component's pod (image, service account, configuration, security context) whose
+// command and arguments are these.
+type Migration struct {
+	// Image of the Job; the component's image of this release when empty.
+	Image string `json:"image,omitempty"`
+	// Command and Args of the Job's container.
+	Command []string `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// BackwardCompatible says the previous version runs on the migrated data, so a
+	// failed upgrade may return the component by itself. When false, it is not
+	// returned: the way out is forward (a fixed release) or a data restore.
+	BackwardCompatible bool `json:"backwardCompatible"`
+	// TimeoutSeconds bounds the Job (its activeDeadlineSeconds); 0 is 600.
+	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
 }
 
 // Catalog is a set of releases, by version.

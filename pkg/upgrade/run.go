@@ -35,6 +35,9 @@ type run struct {
 	target   *Target
 	steps    []string
 	moved    map[string]bool
+	// noReturn are the components whose migration this upgrade ran and which the
+	// previous version cannot run on: never returned by themselves (Job names).
+	noReturn map[string]string
 }
 
 func (r *run) emit(component, msg string) {
@@ -65,7 +68,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	u := r.u
 	from, to := r.st.from.Spec.Version, r.target.Spec.Version
 	res := &Result{From: from, To: to}
-	r.moved = map[string]bool{}
+	r.moved, r.noReturn = map[string]bool{}, map[string]string{}
 
 	// Resume: a component recorded as done counts only if its workloads run the
 	// target's template; a leftover canary goes.
@@ -153,6 +156,15 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 	u := r.u
 	targets := workloadsOf(r.to, c)
 	olds := workloadsOf(r.from, c)
+	if m := r.migrationOf(c); m != nil {
+		r.setStep(ctx, c, v1alpha1.StepMigrate)
+		if err := r.migrate(ctx, c, m); err != nil {
+			return err
+		}
+		if !m.BackwardCompatible {
+			r.noReturn[c] = migrationJobName(c, r.target.Spec.Version)
+		}
+	}
 	r.setStep(ctx, c, v1alpha1.StepCanary)
 
 	var canaries []*unstructured.Unstructured
@@ -330,16 +342,34 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 	r.setStep(ctx, failed[0], v1alpha1.StepRollingBack)
 	r.emit(c, "✗ "+cause.Error()+": returning "+strings.Join(failed, " and ")+" to "+r.st.from.Spec.Version)
 	// The broken one first, so the wait of the other's return does not fail on it.
+	// A component whose data was migrated in a way its old version cannot read stays.
 	back := slices.Clone(failed)
 	slices.Reverse(back)
+	var kept []string
+	back = slices.DeleteFunc(back, func(x string) bool {
+		if job, ok := r.noReturn[x]; ok {
+			kept = append(kept, fmt.Sprintf("%s (migration %s is not backward compatible)", x, job))
+			return true
+		}
+		return false
+	})
+	if len(kept) > 0 {
+		r.emit(c, "not returning "+strings.Join(kept, ", ")+": the way out is forward, a fixed release, or a restore of its data")
+		r.deleteCanariesOf(ctx, c) //nolint:errcheck // best effort; the next run deletes leftovers too
+	}
 	rollbackErr := r.returnComponents(ctx, back)
-	compErr := &ComponentError{Component: c, RolledBack: rollbackErr == nil, Err: cause}
+	compErr := &ComponentError{Component: c, RolledBack: rollbackErr == nil && len(kept) == 0, Err: cause, Kept: kept}
 	msg := compErr.Error()
 	result := v1alpha1.RevisionFailed
 	clear := false
-	if u.Options.Atomic && rollbackErr == nil {
+	if u.Options.Atomic && rollbackErr == nil && len(kept) == 0 {
 		back := slices.Clone(movedNow)
 		slices.Reverse(back)
+		if stays := slices.IndexFunc(back, func(x string) bool { _, ok := r.noReturn[x]; return ok }); stays >= 0 {
+			// Returning the rest would leave a platform of two versions for good.
+			rollbackErr = fmt.Errorf("--atomic: %s cannot be returned (migration %s is not backward compatible); the components stay as they are", back[stays], r.noReturn[back[stays]])
+			back = nil
+		}
 		r.emit("", fmt.Sprintf("--atomic: returning %d moved components to %s", len(back), r.st.from.Spec.Version))
 		if err := r.returnComponents(ctx, back); err != nil {
 			rollbackErr = err

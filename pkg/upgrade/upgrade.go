@@ -115,11 +115,18 @@ type ComponentError struct {
 	// RolledBack is true when the component returned to its old objects.
 	RolledBack bool
 	Err        error
+	// Kept are the components not returned because their migration is not backward
+	// compatible, each with why.
+	Kept []string
 }
 
 func (e *ComponentError) Error() string {
 	what := "it was returned to its previous version"
-	if !e.RolledBack {
+	switch {
+	case len(e.Kept) > 0:
+		what = "not returned to the previous version: " + strings.Join(e.Kept, ", ") +
+			"; the way out is forward (a fixed release: the same upgrade with a fixed --releases entry) or a restore of its data"
+	case !e.RolledBack:
 		what = "it could not be returned to its previous version: see status"
 	}
 	return fmt.Sprintf("component %s failed: %v; %s", e.Component, e.Err, what)

@@ -9,6 +9,7 @@ package upgrade_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
 )
@@ -40,6 +42,9 @@ type upEnv struct {
 	c       *testcluster.Cluster
 	clients *kube.Clients
 	p       *v1alpha1.OntoPlatform
+
+	// editRelease changes the target's release entry (a bad or migrating release).
+	editRelease func(*release.Release)
 
 	mu     sync.Mutex
 	events []apply.Event
@@ -92,7 +97,12 @@ func (e *upEnv) run(action, version string, revision int64, atomic bool, patches
 	if action == "upgrade" {
 		spec := *e.p.Spec.DeepCopy()
 		spec.Version = version
-		u.Target = &upgrade.Target{Spec: spec, Release: *ontotest.Release(e.t, version), Patches: patches}
+		rel := *ontotest.Release(e.t, version)
+		if e.editRelease != nil {
+			rel.Components = maps.Clone(rel.Components)
+			e.editRelease(&rel)
+		}
+		u.Target = &upgrade.Target{Spec: spec, Release: rel, Patches: patches}
 	}
 	return u.Run(e.t.Context())
 }
@@ -447,5 +457,65 @@ func TestUpgradePreviewWritesNothing(t *testing.T) {
 	}
 	if vs, _ := e.versions(); vs["gateway"] != "1.5.0" {
 		t.Fatalf("gateway runs %s after a preview", vs["gateway"])
+	}
+}
+
+// migrating gives data-service a migration Job in the target release.
+func migrating(m release.Migration) func(*release.Release) {
+	return func(r *release.Release) {
+		img := r.Components["data-service"]
+		img.Migration = &m
+		r.Components["data-service"] = img
+	}
+}
+
+// TestUpgradeMigration: a release's migration Job runs (and completes) before its
+// component's canary.
+func TestUpgradeMigration(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0", small)
+	jobs := e.clients.Kube.BatchV1().Jobs(e.p.Namespace)
+
+	// A migration runs once, before the canary of its component.
+	e.editRelease = migrating(release.Migration{Args: []string{"migrate", "--to", "1.6.0"}, BackwardCompatible: true})
+	e.events = nil
+	if _, err := e.run("upgrade", "1.6.0", 0, false); err != nil {
+		t.Fatalf("upgrade with a good migration: %v", err)
+	}
+	job, err := jobs.Get(t.Context(), "data-service-migrate-1-6-0", metav1.GetOptions{})
+	if err != nil || job.Status.Succeeded != 1 {
+		t.Fatalf("migration Job: %v, succeeded %d", err, job.Status.Succeeded)
+	}
+	migrated, canary := -1, -1
+	for i, ev := range e.events {
+		if ev.Object == "data-service" && strings.Contains(ev.Message, "migration data-service-migrate-1-6-0 running") && migrated < 0 {
+			migrated = i
+		}
+		if ev.Object == "data-service" && strings.HasPrefix(ev.Message, "canary:") && canary < 0 {
+			canary = i
+		}
+	}
+	if migrated < 0 || canary < migrated {
+		t.Fatalf("the migration (event %d) did not run before the canary (event %d)", migrated, canary)
+	}
+}
+
+// TestUpgradeMigrationNotBackwardCompatible: data-service migrates its data in a way
+// 1.5.0 cannot read, then fails: it is not returned, the error and status say why and
+// that the way out is forward.
+func TestUpgradeMigrationNotBackwardCompatible(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0", small)
+	e.editRelease = migrating(release.Migration{Args: []string{"migrate"}, BackwardCompatible: false})
+	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoop(t, "data-service"))
+	var ce *upgrade.ComponentError
+	if !errors.As(err, &ce) || ce.Component != "data-service" || ce.RolledBack || !strings.Contains(err.Error(), "not backward compatible") || !strings.Contains(err.Error(), "way out is forward") {
+		t.Fatalf("failure after a migration that is not backward compatible: %v", err)
+	}
+	if vs, _ := e.versions(); vs["data-service"] != "1.6.0" {
+		t.Fatalf("data-service runs %s: it was returned across its migration", vs["data-service"])
+	}
+	if u := e.platform().Status.Upgrade; u == nil || u.FailedComponent != "data-service" || !strings.Contains(u.Message, "not backward compatible") {
+		t.Fatalf("status.upgrade: %+v", u)
 	}
 }
