@@ -250,10 +250,20 @@ func imageStageSpec(base *unstructured.Unstructured, image string) (map[string]a
 func (c *Cluster) probeChaos(ctx context.Context, namespace, image string, mode ChaosMode) (bool, error) {
 	pods := c.Kube.CoreV1().Pods(namespace)
 	grace := int64(0)
+	// Restricted, so a namespace that enforces the restricted Pod Security
+	// Standard (a platform's) admits it.
 	probe, err := pods.Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: string(mode) + "-probe-"},
 		Spec: corev1.PodSpec{
-			Containers:                    []corev1.Container{{Name: "probe", Image: image}},
+			Containers: []corev1.Container{{Name: "probe", Image: image, SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptrTo(false),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			}}},
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptrTo(true),
+				RunAsUser:      ptrTo(int64(65532)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
 			TerminationGracePeriodSeconds: &grace,
 		},
 	}, metav1.CreateOptions{})
@@ -294,3 +304,5 @@ func (c *Cluster) probeChaos(ctx context.Context, namespace, image string, mode 
 	}
 	return err == nil, err
 }
+
+func ptrTo[T any](v T) *T { return &v }
