@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,6 +104,52 @@ func (r *run) soak(ctx context.Context, component, name, selector string) error 
 		return ctx.Err()
 	}
 	return fmt.Errorf("soak %s: %w", name, err)
+}
+
+// waitTerminated waits, by watch, until no pod of Deployment dep's selector is
+// terminating (a terminating pod still holds its resources), for at most timeout.
+func (r *run) waitTerminated(ctx context.Context, dep *unstructured.Unstructured, timeout time.Duration) error {
+	selector := canarySelector(dep) // any Deployment's matchLabels
+	pods := r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace)
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return pods.List(ctx, o)
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return pods.Watch(ctx, o)
+		},
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	terminating := map[string]bool{}
+	_, err := watchtools.UntilWithSync(wctx, lw, &corev1.Pod{}, func(store cache.Store) (bool, error) {
+		for _, o := range store.List() {
+			if p, ok := o.(*corev1.Pod); ok && p.DeletionTimestamp != nil {
+				terminating[p.Name] = true
+			}
+		}
+		return len(terminating) == 0, nil
+	}, func(ev watch.Event) (bool, error) {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted || p.DeletionTimestamp == nil {
+			delete(terminating, p.Name)
+		} else {
+			terminating[p.Name] = true
+		}
+		return len(terminating) == 0, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("pods of %s still terminating after %s: %w", dep.GetName(), timeout, err)
+	}
+	return nil
 }
 
 func restartCount(pod *corev1.Pod) int32 {

@@ -190,6 +190,19 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		}
 	}
 
+	if len(canaries) > 0 && len(shrunk) > 0 {
+		// Room first: a terminating pod still holds its GPUs, so a canary started
+		// with the shrink would wait, unschedulable, for the pod it replaces to go.
+		r.emit(c, "making room for the canary: one old pod fewer (maxSurge 0)")
+		if _, err := u.Applier.Apply(ctx, replace(mix(r.from, r.to, r.moved), shrunk...), r.stepOptions(u.Options.CanaryTimeout, true)); err != nil {
+			return fmt.Errorf("make room for the canary: %w", err)
+		}
+		for _, s := range shrunk {
+			if err := r.waitTerminated(ctx, s, u.Options.CanaryTimeout); err != nil {
+				return fmt.Errorf("make room for the canary: %w", err)
+			}
+		}
+	}
 	if len(canaries) > 0 {
 		r.emit(c, fmt.Sprintf("canary: 1 pod of %s beside the running ones (gets ~1/(n+1) of the Service's requests)", r.target.Spec.Version))
 		// The component's other target objects (its new ConfigMap, Service, account)
@@ -232,6 +245,16 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		}
 	}
 
+	// A canary that took an old pod's place (maxSurge 0) gives it back before the
+	// rollout: the rollout's new pods need that room (GPUs), and would wait for it
+	// until the plane timeout while the canary holds it.
+	for _, cn := range canaries {
+		if noSurge(cn) {
+			if err := r.deleteObject(ctx, cn); err != nil {
+				return err
+			}
+		}
+	}
 	r.setStep(ctx, c, v1alpha1.StepRollout)
 	r.emit(c, "rolling out "+r.target.Spec.Version)
 	if _, err := u.Applier.Apply(ctx, mix(r.from, r.to, withMoved(r.moved, c)), r.stepOptions(0, true)); err != nil {
