@@ -280,8 +280,9 @@ func labelValue(s string) string {
 // "zone-t"), waits until it is Ready and deletes it when the test ends. Use
 // it for node failures (SetNodeNotReady): changing a shared worker node would
 // disturb tests running in parallel. To keep other tests' pods off it, pass a
-// NoSchedule taint.
-func (c *Cluster) NewNode(t testing.TB, labels map[string]string, taints []corev1.Taint) *corev1.Node {
+// NoSchedule taint. Options (WithAllocatable) change the node before it is
+// created.
+func (c *Cluster) NewNode(t testing.TB, labels map[string]string, taints []corev1.Taint, opts ...NodeOption) *corev1.Node {
 	t.Helper()
 	ctx := t.Context()
 	name := UniqueName(t, "node")
@@ -313,7 +314,10 @@ func (c *Cluster) NewNode(t testing.TB, labels map[string]string, taints []corev
 			},
 		},
 		Spec:   corev1.NodeSpec{Taints: taints},
-		Status: corev1.NodeStatus{Capacity: res, Allocatable: res},
+		Status: corev1.NodeStatus{Capacity: res, Allocatable: res.DeepCopy()},
+	}
+	for _, o := range opts {
+		o(node)
 	}
 	if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create node: %v", err)
@@ -332,4 +336,20 @@ func (c *Cluster) NewNode(t testing.TB, labels map[string]string, taints []corev
 		t.Fatalf("wait for node %s to be Ready: %v", name, err)
 	}
 	return got
+}
+
+// NodeOption changes a node NewNode is about to create.
+type NodeOption func(*corev1.Node)
+
+// WithAllocatable adds res to the node's capacity and allocatable (kwok keeps
+// both as created): an extended resource of the test's own, such as
+// "example.com/test-gpu-<unique>", gives it a node that parallel tests cannot
+// fill. A resource NewNode sets already (cpu, memory, pods) is replaced.
+func WithAllocatable(res corev1.ResourceList) NodeOption {
+	return func(n *corev1.Node) {
+		for name, q := range res {
+			n.Status.Capacity[name] = q.DeepCopy()
+			n.Status.Allocatable[name] = q.DeepCopy()
+		}
+	}
 }
