@@ -11,7 +11,10 @@ Licensed under the Apache License, Version 2.0.
 //   - no-op apply vs `kubectl apply --server-side -f`, with the API requests of each
 //     by class (GET, LIST, PATCH, ...);
 //   - full installs from empty: time to Ready, and per plane the time waited beyond
-//     its slowest rollout.
+//     its slowest rollout;
+//   - an upgrade 1.5.0 → 1.6.0 and its rollback, run as the built binary with
+//     --canary-soak 0: wall time against the sum of the components' rollouts (from
+//     the binary's events), and the requests by class (from its -v 6 log).
 //
 // Runs are interleaved (ours, kubectl, ours, kubectl, ...) and the figures are
 // medians, so a busy machine slows both sides alike; read the ratios. kubectl's
@@ -34,6 +37,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,6 +54,7 @@ type config struct {
 	crd        string
 	runs       int
 	installs   int
+	upgrade    bool
 }
 
 func main() {
@@ -60,6 +65,7 @@ func main() {
 	flag.StringVar(&c.crd, "servicemonitor-crd", "hack/testcluster/manifests/servicemonitor-crd.yaml", "ServiceMonitor CRD to create if the cluster lacks it")
 	flag.IntVar(&c.runs, "runs", 7, "measured runs of each plan/diff/apply")
 	flag.IntVar(&c.installs, "installs", 3, "full installs from empty")
+	flag.BoolVar(&c.upgrade, "upgrade", true, "measure an upgrade and a rollback of the example (its version must have an upgrade)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -161,7 +167,63 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	fmt.Fprintf(out, "\nkubectl-onto benchmarks, %s, against %s (kubectl %s)\n", time.Now().Format(time.RFC3339), cl.Config.Host, kubectlPath)
 	fmt.Fprintf(out, "%d objects (production example, plus the CRD and the OntoPlatform); medians of %d interleaved runs; a shared machine makes single figures noisy, the side-by-side ratios less so.\n\n", len(d.Objects()), c.runs)
 	side.print(out)
-	return printInstalls(out, installs)
+	if err := printInstalls(out, installs); err != nil {
+		return err
+	}
+	if !c.upgrade {
+		return nil
+	}
+	ns2 := bench.NamespaceName("bench")
+	namespaces = append(namespaces, ns2)
+	return measureUpgrade(ctx, out, tmp, c.kubeconfig, c.example, ns2, d.Platform.GetName())
+}
+
+// measureUpgrade upgrades the platform in ns to the newest catalog version with the
+// built binary, then rolls it back, and prints wall time against the sum of the
+// components' rollouts.
+func measureUpgrade(ctx context.Context, out io.Writer, tmp, kubeconfig, example, ns, name string) error {
+	bin := filepath.Join(tmp, "kubectl-onto")
+	logf("build %s", bin)
+	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-onto").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, b)
+	}
+	// Installed by the binary, so the platform has the revision snapshot upgrade
+	// starts from.
+	data, err := os.ReadFile(example)
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(tmp, "upgrade.yaml")
+	moved := regexp.MustCompile(`(?m)^  namespace: .*$`).ReplaceAllLiteralString(string(data), "  namespace: "+ns)
+	if err := os.WriteFile(file, []byte(moved), 0o644); err != nil {
+		return err
+	}
+	logf("kubectl-onto apply -f %s (namespace %s)", example, ns)
+	if _, err := bench.RunPlugin(ctx, bin, kubeconfig, "apply", "-f", file); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nupgrade and rollback (production, the built binary, --canary-soak 0, whole process):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tcomponents\twall\tsum of rollouts\tsum of canaries\toverhead (wall - rollouts)\twall / rollouts\trequests\t")
+	for _, args := range [][]string{
+		{"upgrade", name, "-n", ns, "--to", "1.6.0", "--canary-soak", "0"},
+		{"rollback", name, "-n", ns, "--canary-soak", "0"},
+	} {
+		logf("kubectl-onto %s", strings.Join(args, " "))
+		r, err := bench.RunPlugin(ctx, bin, kubeconfig, args...)
+		if err != nil {
+			return err
+		}
+		var rollouts, canaries time.Duration
+		comps := r.Components()
+		for _, c := range comps {
+			rollouts += c.Rollout
+			canaries += c.Canary
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.2f\t%s\t\n", args[0], len(comps), secs(r.Wall), secs(rollouts), secs(canaries),
+			secs(r.Wall-rollouts), bench.Ratio(r.Wall, rollouts), r.Requests)
+	}
+	return tw.Flush()
 }
 
 func findKubectl(c config) (string, error) {

@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+)
+
+// CommandRun is one run of the built kubectl-onto binary, timed from start to exit,
+// with its progress events (-o json) and its API requests by class (read from -v 6).
+type CommandRun struct {
+	Wall     time.Duration
+	Events   []PluginEvent
+	Requests Counts
+}
+
+// PluginEvent is a progress event of the binary with its time since the start of the run.
+type PluginEvent struct {
+	apply.Event
+	Elapsed float64 `json:"elapsedSeconds"`
+}
+
+// RunPlugin runs bin with args, -o json and -v 6 against kubeconfig and returns what
+// it did; a non-zero exit is an error with the end of its stderr.
+func RunPlugin(ctx context.Context, bin, kubeconfig string, args ...string) (*CommandRun, error) {
+	args = append(args, "-o", "json", "-v", "6", "--kubeconfig", kubeconfig)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := &CommandRun{Wall: time.Since(start), Requests: Counts{}}
+	if err != nil {
+		return nil, fmt.Errorf("kubectl-onto %s: %w\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 15))
+	}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev PluginEvent
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type != "" {
+			r.Events = append(r.Events, ev)
+		}
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if !strings.Contains(line, "msg=Response") {
+			continue
+		}
+		verb, raw := field(line, "verb="), field(line, "url=")
+		if u, err := url.Parse(raw); err == nil && verb != "" {
+			r.Requests[Classify(verb, u)]++
+		}
+	}
+	return r, nil
+}
+
+// field is the value of key=value in a logfmt line.
+func field(line, key string) string {
+	i := strings.Index(line, " "+key)
+	if i < 0 {
+		return ""
+	}
+	v := line[i+1+len(key):]
+	if end := strings.IndexByte(v, ' '); end >= 0 {
+		v = v[:end]
+	}
+	return strings.Trim(v, `"`)
+}
+
+// ComponentTiming is how long one component of an upgrade took, from its events.
+type ComponentTiming struct {
+	Name string
+	// Canary is from the component's first step to its rollout; Rollout from the
+	// rollout to the component on the new version.
+	Canary, Rollout time.Duration
+}
+
+// Components are the per-component timings of an upgrade or rollback run.
+func (r *CommandRun) Components() []ComponentTiming {
+	var out []ComponentTiming
+	first, rolling := map[string]float64{}, map[string]float64{}
+	for _, ev := range r.Events {
+		if ev.Type != apply.EventUpgradeStep || ev.Object == "" {
+			continue
+		}
+		c := ev.Object
+		if _, ok := first[c]; !ok {
+			first[c] = ev.Elapsed
+		}
+		switch {
+		case strings.HasPrefix(ev.Message, "rolling out"):
+			rolling[c] = ev.Elapsed
+		case strings.HasPrefix(ev.Message, "✓ on"):
+			out = append(out, ComponentTiming{Name: c, Canary: secs(rolling[c] - first[c]), Rollout: secs(ev.Elapsed - rolling[c])})
+		}
+	}
+	return out
+}
+
+func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
