@@ -117,7 +117,11 @@ func (v StatusView) WriteText(out io.Writer, t *Terminal) error {
 			fmt.Fprintf(&b, "  Done:     %s\n", strings.Join(u.Done, ", "))
 		}
 		if u.Current != "" {
-			fmt.Fprintf(&b, "  Current:  %s\n", u.Current)
+			current := u.Current
+			if u.Step != "" {
+				current += " (" + string(u.Step) + ")"
+			}
+			fmt.Fprintf(&b, "  Current:  %s\n", current)
 		}
 		if u.FailedComponent != "" {
 			fmt.Fprintf(&b, "  Failed:   %s\n", t.Fail.Render(u.FailedComponent))

@@ -62,10 +62,11 @@ func TestStatusView(t *testing.T) {
 			Components: []status.Component{
 				ready("postgres", "infrastructure", "StatefulSet", 1),
 				{Name: "ontology-service", Plane: "control", Kind: "Deployment", Workload: "ontology-service", DesiredReplicas: 1, Version: "1.5.0", Message: "scaled to 0 replicas, the spec asks for 1"},
+				{Name: "ontology-service", Plane: "control", Kind: "Deployment", Workload: "ontology-service-canary", DesiredReplicas: 1, ReadyReplicas: 1, Version: "1.6.0", Ready: true, Canary: true},
 				{Name: "gateway", Plane: "gateway", Kind: "Deployment", Workload: "gateway", DesiredReplicas: 1, Message: "not installed"},
 			},
 			Upgrade: &v1alpha1.UpgradeStatus{From: "1.5.0", To: "1.6.0", StartedAt: &metav1.Time{Time: now.Add(-2 * time.Minute)},
-				Done: []string{"postgres"}, Current: "ontology-service"},
+				Done: []string{"postgres"}, Current: "ontology-service", Step: v1alpha1.StepSoak},
 			ObservedAt: metav1.NewTime(now),
 		}},
 		// The last apply recorded every component ready; one was scaled down since.
