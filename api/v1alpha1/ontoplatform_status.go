@@ -42,6 +42,9 @@ const (
 	ReasonApplying         = "Applying"
 	ReasonUpgrading        = "Upgrading"
 	ReasonUpgradeFailed    = "UpgradeFailed"
+	// ReasonRolledBack: an upgrade failed and every component it moved returned
+	// (--atomic); the platform runs the version it started from.
+	ReasonRolledBack = "RolledBack"
 	ReasonComponentsReady  = "ComponentsReady"
 	ReasonComponentsFailed = "ComponentsNotReady"
 	ReasonApplyFailed      = "ApplyFailed"

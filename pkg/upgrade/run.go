@@ -419,12 +419,16 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 			st.Upgrade.FailedComponent, st.Upgrade.Message, st.Upgrade.Current, st.Upgrade.Step = c, msg, failed[0], ""
 			st.Upgrade.Done = doneList(r.steps, r.moved)
 		}
-		st.Phase = v1alpha1.PhaseDegraded
 		if clear {
+			// Every component is back and healthy (the final apply waited for it).
 			st.Phase = v1alpha1.PhaseRunning
+			setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonRolledBack, msg, now)
+			setCondition(st, v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonRolledBack, msg, now)
+		} else {
+			st.Phase = v1alpha1.PhaseDegraded
+			setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonUpgradeFailed, msg, now)
+			setCondition(st, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUpgradeFailed, msg, now)
 		}
-		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonUpgradeFailed, msg, now)
-		setCondition(st, v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonUpgradeFailed, msg, now)
 		st.History = appendHistory(st.History, v1alpha1.Revision{Version: r.target.Spec.Version, Time: metav1.NewTime(now),
 			Result: result, Action: u.Options.Action, Message: msg})
 	}); err != nil {

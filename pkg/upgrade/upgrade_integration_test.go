@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -206,8 +207,8 @@ func TestUpgradeAndRollback(t *testing.T) {
 		t.Fatalf("a second upgrade to the same version: %v, want NothingToDoError", err)
 	}
 
-	if _, err := e.run("rollback", "", 0, false); err != nil {
-		t.Fatalf("rollback: %v", err)
+	if _, err := e.run("rollback", "", 1, false); err != nil {
+		t.Fatalf("rollback to revision 1: %v", err)
 	}
 	vs, canaries = e.versions()
 	for name, v := range vs {
@@ -323,6 +324,11 @@ func TestUpgradeAtomic(t *testing.T) {
 	p := e.platform()
 	if last := lastRevision(p); canaries != 0 || p.Status.Upgrade != nil || last.Result != v1alpha1.RevisionRolledBack || p.Spec.Version != "1.5.0" {
 		t.Fatalf("after an atomic failure: %d canaries, upgrade %+v, last revision %+v, spec %s", canaries, p.Status.Upgrade, last, p.Spec.Version)
+	}
+	progressing := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionProgressing)
+	if p.Status.Phase != v1alpha1.PhaseRunning || progressing == nil || progressing.Reason != v1alpha1.ReasonRolledBack ||
+		meta.IsStatusConditionTrue(p.Status.Conditions, v1alpha1.ConditionDegraded) {
+		t.Fatalf("conditions after an atomic failure: phase %s, %+v", p.Status.Phase, p.Status.Conditions)
 	}
 }
 
