@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -147,16 +146,7 @@ func (o *ApplyOptions) Validate() error {
 
 // Run plans, then applies, within --timeout.
 func (o *ApplyOptions) Run(ctx context.Context) error {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
-	err := o.run(ctx)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("apply did not finish within --timeout=%s (the platform's status records how far it got): %w", o.Timeout, err)
-	}
-	return err
+	return runWithin(ctx, o.Timeout, "apply", "the platform's status records how far it got", o.run)
 }
 
 func (o *ApplyOptions) run(ctx context.Context) error {

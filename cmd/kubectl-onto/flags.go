@@ -8,8 +8,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -148,4 +150,36 @@ func (d *DryRunFlags) Strategy() (apply.DryRunStrategy, error) {
 		return s, nil
 	}
 	return "", fmt.Errorf("invalid --dry-run %q: use none, client or server (a bare --dry-run is client)", d.DryRun)
+}
+
+// PlatformArg is the NAME argument of commands that act on an installed platform,
+// with the namespace it is looked up in: -n, else the kubeconfig context's.
+type PlatformArg struct {
+	// Name of the platform; empty picks the only one in the namespace.
+	Name      string
+	namespace string
+}
+
+// complete reads NAME from args, when given, and resolves the namespace.
+func (a *PlatformArg) complete(g *GlobalOptions, args []string) (err error) {
+	if len(args) > 0 {
+		a.Name = args[0]
+	}
+	a.namespace, err = g.currentNamespace()
+	return err
+}
+
+// runWithin runs run under timeout (0: no limit). When the timeout is what stopped it,
+// the error says so, and hint says what to do or where the progress is.
+func runWithin(ctx context.Context, timeout time.Duration, command, hint string, run func(context.Context) error) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	err := run(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s did not finish within --timeout=%s (%s): %w", command, timeout, hint, err)
+	}
+	return err
 }

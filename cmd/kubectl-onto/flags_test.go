@@ -7,10 +7,13 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -140,5 +143,21 @@ func TestOutputFormats(t *testing.T) {
 		if r.code != exitFailure || !strings.Contains(r.stderr, want) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", args, r.code, r.stderr, want)
 		}
+	}
+}
+
+// TestRunWithin: the timeout of a whole run ends it with an error that names the
+// command, the flag's value and what to do; other errors pass unchanged.
+func TestRunWithin(t *testing.T) {
+	err := runWithin(t.Context(), time.Millisecond, "upgrade", "run the same command again to resume", func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if err == nil || err.Error() != "upgrade did not finish within --timeout=1ms (run the same command again to resume): context deadline exceeded" {
+		t.Fatalf("timed out run: %v", err)
+	}
+	plain := errors.New("plane control: refused")
+	if err := runWithin(t.Context(), 0, "apply", "x", func(context.Context) error { return plain }); err != plain {
+		t.Fatalf("a failed run without a timeout: %v, want its own error", err)
 	}
 }

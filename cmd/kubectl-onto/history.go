@@ -20,11 +20,9 @@ import (
 type HistoryOptions struct {
 	*GlobalOptions
 	OutputFlags
-	// Name of the platform; empty picks the only one in the namespace.
-	Name string
+	PlatformArg
 
-	namespace string
-	format    printers.Format
+	format printers.Format
 }
 
 // NewCmdHistory returns `kubectl onto history`.
@@ -53,14 +51,10 @@ NAME may be left out when the namespace holds one OntoPlatform.`,
 
 // Complete reads the name, the namespace and the output format.
 func (o *HistoryOptions) Complete(args []string) (err error) {
-	if len(args) == 1 {
-		o.Name = args[0]
-	}
 	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
 	}
-	o.namespace, err = o.currentNamespace()
-	return err
+	return o.PlatformArg.complete(o.GlobalOptions, args)
 }
 
 // Validate has no flag combinations to check.

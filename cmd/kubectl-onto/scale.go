@@ -126,16 +126,7 @@ func (o *ScaleOptions) Validate() error {
 
 // Run scales within --timeout, showing progress as apply does.
 func (o *ScaleOptions) Run(ctx context.Context) error {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
-	err := o.run(ctx)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("scale did not finish within --timeout=%s (the platform's status records how far it got): %w", o.Timeout, err)
-	}
-	return err
+	return runWithin(ctx, o.Timeout, "scale", "the platform's status records how far it got", o.run)
 }
 
 func (o *ScaleOptions) run(ctx context.Context) error {

@@ -24,16 +24,14 @@ import (
 type StatusOptions struct {
 	*GlobalOptions
 	OutputFlags
-	// Name of the platform; empty picks the only one in the namespace.
-	Name string
+	PlatformArg
 	// Wait until every component is ready, or Timeout.
 	Wait    bool
 	Timeout time.Duration
 	// AllNamespaces lists every platform of the cluster, one row each.
 	AllNamespaces bool
 
-	namespace string
-	format    printers.Format
+	format printers.Format
 }
 
 // NewCmdStatus returns `kubectl onto status`.
@@ -72,14 +70,10 @@ that is not, and why, when --timeout passes.`,
 
 // Complete reads the name, the namespace and the output format.
 func (o *StatusOptions) Complete(args []string) (err error) {
-	if len(args) == 1 {
-		o.Name = args[0]
-	}
 	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
 	}
-	o.namespace, err = o.currentNamespace()
-	return err
+	return o.PlatformArg.complete(o.GlobalOptions, args)
 }
 
 // Validate checks the flags.

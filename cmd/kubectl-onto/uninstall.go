@@ -21,8 +21,7 @@ import (
 type UninstallOptions struct {
 	*GlobalOptions
 	OutputFlags
-	// Name of the platform; empty picks the only one in the namespace.
-	Name string
+	PlatformArg
 	// DeleteData also deletes volumes, generated Secrets and the namespace.
 	DeleteData bool
 	DryRunFlags
@@ -33,8 +32,7 @@ type UninstallOptions struct {
 	// LockWait is how long to wait for another run's lock.
 	LockWait time.Duration
 
-	namespace string
-	format    printers.Format
+	format printers.Format
 }
 
 // NewCmdUninstall returns `kubectl onto uninstall`.
@@ -73,14 +71,10 @@ NAME may be left out when the namespace holds one OntoPlatform.`,
 
 // Complete reads the name, the namespace and the output format.
 func (o *UninstallOptions) Complete(args []string) (err error) {
-	if len(args) == 1 {
-		o.Name = args[0]
-	}
 	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
 	}
-	o.namespace, err = o.currentNamespace()
-	return err
+	return o.PlatformArg.complete(o.GlobalOptions, args)
 }
 
 // Validate checks the flags.

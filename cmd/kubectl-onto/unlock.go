@@ -21,12 +21,9 @@ import (
 // UnlockOptions are the options of `kubectl onto unlock`.
 type UnlockOptions struct {
 	*GlobalOptions
-	// Name of the platform.
-	Name string
+	PlatformArg
 	// Yes skips the confirmation.
 	Yes bool
-
-	namespace string
 }
 
 // NewCmdUnlock returns `kubectl onto unlock`.
@@ -53,10 +50,8 @@ when you know its run is dead.`,
 }
 
 // Complete reads the name and the namespace.
-func (o *UnlockOptions) Complete(args []string) (err error) {
-	o.Name = args[0]
-	o.namespace, err = o.currentNamespace()
-	return err
+func (o *UnlockOptions) Complete(args []string) error {
+	return o.PlatformArg.complete(o.GlobalOptions, args)
 }
 
 // Validate has nothing to check: the name is required by the command's arguments.

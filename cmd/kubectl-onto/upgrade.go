@@ -43,8 +43,7 @@ type UpgradeOptions struct {
 	UpgradeFlags
 	OutputFlags
 	DryRunFlags
-	// Name of the platform; empty picks the only one in the namespace.
-	Name string
+	PlatformArg
 	// To is the target version (upgrade --to).
 	To string
 	// Force allows a downgrade or a version off the upgrade path.
@@ -54,8 +53,7 @@ type UpgradeOptions struct {
 	// rollback runs the procedure towards an older revision, in reverse plane order.
 	rollback bool
 
-	namespace string
-	format    printers.Format
+	format printers.Format
 }
 
 // NewCmdUpgrade returns `kubectl onto upgrade`.
@@ -138,14 +136,10 @@ func (o *UpgradeOptions) addFlags(cmd *cobra.Command) {
 
 // Complete reads the name, the namespace and the output format.
 func (o *UpgradeOptions) Complete(args []string) (err error) {
-	if len(args) == 1 {
-		o.Name = args[0]
-	}
 	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
 	}
-	o.namespace, err = o.currentNamespace()
-	return err
+	return o.PlatformArg.complete(o.GlobalOptions, args)
 }
 
 // Validate checks flag combinations.
@@ -172,23 +166,20 @@ func (o *UpgradeOptions) Validate() error {
 
 // Run upgrades (or rolls back) within --timeout.
 func (o *UpgradeOptions) Run(ctx context.Context) error {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
+	command := "upgrade"
+	if o.rollback {
+		command = "rollback"
 	}
-	u, err := o.newUpgrade(ctx)
-	if err != nil {
-		return err
-	}
-	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
-		return o.dryRun(ctx, u)
-	}
-	err = o.runUpgradeWith(ctx, u, o.format)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%s did not finish within --timeout=%s; run the same command again to resume: %w", u.Options.Action, o.Timeout, err)
-	}
-	return err
+	return runWithin(ctx, o.Timeout, command, "run the same command again to resume", func(ctx context.Context) error {
+		u, err := o.newUpgrade(ctx)
+		if err != nil {
+			return err
+		}
+		if dry, _ := o.Strategy(); dry != apply.DryRunNone {
+			return o.dryRun(ctx, u)
+		}
+		return o.runUpgradeWith(ctx, u, o.format)
+	})
 }
 
 // newUpgrade builds the procedure from the flags: the platform's name (the only one

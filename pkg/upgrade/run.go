@@ -376,11 +376,24 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 		}
 		return false
 	})
+	var forwardErr error
 	if len(kept) > 0 {
+		// Its old version cannot read the migrated data: it stays on (or, when its
+		// canary failed, goes to) the target, without waiting for health.
 		r.emit(c, "not returning "+strings.Join(kept, ", ")+": the way out is forward, a fixed release, or a restore of its data")
-		r.deleteCanariesOf(ctx, c) //nolint:errcheck // best effort; the next run deletes leftovers too
+		for x := range r.noReturn {
+			if slices.Contains(failed, x) {
+				r.moved[x] = true
+			}
+		}
+		forwardErr = r.deleteCanariesOf(ctx, "")
+		if _, err := u.Applier.Apply(ctx, mix(r.from, r.to, r.moved), r.stepOptions(0, false)); err != nil {
+			forwardErr = errors.Join(forwardErr, err)
+		}
 	}
-	rollbackErr := r.returnComponents(ctx, back)
+	// Beside a kept component that does not become healthy, the others' return is not
+	// waited for: the wait would fail on it.
+	rollbackErr := errors.Join(forwardErr, r.returnComponents(ctx, back, len(kept) == 0))
 	compErr := &ComponentError{Component: c, RolledBack: rollbackErr == nil && len(kept) == 0, Err: cause, Kept: kept}
 	msg := compErr.Error()
 	result := v1alpha1.RevisionFailed
@@ -394,7 +407,7 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 			back = nil
 		}
 		r.emit("", fmt.Sprintf("--atomic: returning %d moved components to %s", len(back), r.st.from.Spec.Version))
-		if err := r.returnComponents(ctx, back); err != nil {
+		if err := r.returnComponents(ctx, back, true); err != nil {
 			rollbackErr = err
 		} else {
 			final := u.Options.Apply
@@ -444,7 +457,7 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 // waits until they are healthy. A StatefulSet's pods on the failed revision that are
 // not ready are deleted: under OrderedReady a reverted template does not replace a
 // broken pod by itself. Volumes are untouched.
-func (r *run) returnComponents(ctx context.Context, cs []string) error {
+func (r *run) returnComponents(ctx context.Context, cs []string, wait bool) error {
 	u := r.u
 	for _, c := range cs {
 		delete(r.moved, c)
@@ -462,7 +475,7 @@ func (r *run) returnComponents(ctx context.Context, cs []string) error {
 				}
 			}
 		}
-		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(0, true)); err != nil {
+		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(0, wait)); err != nil {
 			return fmt.Errorf("return %s: %w", c, err)
 		}
 	}
@@ -496,7 +509,7 @@ func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
 	if up := r.st.live.Status.Upgrade; up != nil && up.Current != "" && !slices.Contains(back, up.Current) {
 		back = append([]string{up.Current}, back...)
 	}
-	if err := r.returnComponents(ctx, back); err != nil {
+	if err := r.returnComponents(ctx, back, true); err != nil {
 		return res, err
 	}
 	res.Steps = back
