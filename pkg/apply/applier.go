@@ -80,6 +80,9 @@ type Options struct {
 	// UpgradeStep marks a step of an upgrade or rollback: it may run while
 	// status.upgrade is set, which refuses a plain apply.
 	UpgradeStep bool
+	// Only limits planning (and so writing) to the objects it accepts; others that
+	// exist are taken as unchanged (plan.Planner.Only). nil plans everything.
+	Only func(*unstructured.Unstructured) bool
 }
 
 // DefaultOptions are the options of `kubectl onto apply` without flags.
@@ -155,7 +158,7 @@ func (a *Applier) logger() *slog.Logger {
 // it is not: apply means "this spec, healthy", so a retried failed run stays failed.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no

@@ -45,6 +45,11 @@ type Planner struct {
 	// Adopt takes over live objects with a rendered name that belong to no platform,
 	// instead of reporting them as conflicts.
 	Adopt bool
+	// Only, when set, limits the dry runs to the objects it accepts: any other object
+	// that exists is taken as unchanged without a request (objects that do not exist
+	// are still planned as creates). An upgrade's step plans only the component it
+	// moves; the step that ends it plans everything.
+	Only func(*unstructured.Unstructured) bool
 }
 
 // Plan compares d with the cluster: one server-side apply dry-run per object, one list
@@ -129,6 +134,8 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 			switch {
 			case obj.GetNamespace() != "" && !nsExists:
 				changes[i] = createChange(obj)
+			case pl.Only != nil && liveObj != nil && !pl.Only(obj):
+				changes[i] = Change{Object: ref, ResourceVersion: liveObj.GetResourceVersion(), Action: ActionUnchanged}
 			case IsGenerated(obj):
 				changes[i] = planGenerated(obj, liveObj)
 			default:

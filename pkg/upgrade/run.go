@@ -54,10 +54,13 @@ func (r *run) now() time.Time {
 }
 
 // stepOptions are the apply options of one intermediate step.
-func (r *run) stepOptions(planeTimeout time.Duration, wait bool) apply.Options {
+// stepOptions are the apply options of a step that moves (or returns) component c:
+// only c's objects are planned, the rest is as the previous step left it.
+func (r *run) stepOptions(c string, planeTimeout time.Duration, wait bool) apply.Options {
 	o := r.u.Options.Apply
 	o.Action, o.Release, o.Prune, o.SkipRevision, o.LockHeld, o.UpgradeStep = r.u.Options.Action, nil, false, true, true, true
 	o.Wait = wait
+	o.Only = func(obj *unstructured.Unstructured) bool { return componentOf(obj) == c }
 	if planeTimeout > 0 {
 		o.PlaneTimeout = planeTimeout
 	}
@@ -194,7 +197,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		// Room first: a terminating pod still holds its GPUs, so a canary started
 		// with the shrink would wait, unschedulable, for the pod it replaces to go.
 		r.emit(c, "making room for the canary: one old pod fewer (maxSurge 0)")
-		if _, err := u.Applier.Apply(ctx, replace(mix(r.from, r.to, r.moved), shrunk...), r.stepOptions(u.Options.CanaryTimeout, true)); err != nil {
+		if _, err := u.Applier.Apply(ctx, replace(mix(r.from, r.to, r.moved), shrunk...), r.stepOptions(c, u.Options.CanaryTimeout, true)); err != nil {
 			return fmt.Errorf("make room for the canary: %w", err)
 		}
 		for _, s := range shrunk {
@@ -209,7 +212,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		// go in with the canary; its workloads stay as they are.
 		d := replace(mix(r.from, r.to, r.moved, canaries...), shrunk...)
 		d = r.withTargetSupport(d, c)
-		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(u.Options.CanaryTimeout, true)); err != nil {
+		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(c, u.Options.CanaryTimeout, true)); err != nil {
 			return fmt.Errorf("canary: %w", err)
 		}
 		r.setStep(ctx, c, v1alpha1.StepSoak)
@@ -230,7 +233,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		moved := withMoved(r.moved, c)
 		if len(parted) > 0 {
 			r.emit(c, "updating the highest ordinal first (partition)")
-			if _, err := u.Applier.Apply(ctx, replace(mix(r.from, r.to, moved), parted...), r.stepOptions(u.Options.CanaryTimeout, true)); err != nil {
+			if _, err := u.Applier.Apply(ctx, replace(mix(r.from, r.to, moved), parted...), r.stepOptions(c, u.Options.CanaryTimeout, true)); err != nil {
 				return fmt.Errorf("first pod: %w", err)
 			}
 		}
@@ -257,7 +260,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 	}
 	r.setStep(ctx, c, v1alpha1.StepRollout)
 	r.emit(c, "rolling out "+r.target.Spec.Version)
-	if _, err := u.Applier.Apply(ctx, mix(r.from, r.to, withMoved(r.moved, c)), r.stepOptions(0, true)); err != nil {
+	if _, err := u.Applier.Apply(ctx, mix(r.from, r.to, withMoved(r.moved, c)), r.stepOptions(c, 0, true)); err != nil {
 		return fmt.Errorf("rollout: %w", err)
 	}
 	// A StatefulSet of one pod has no ordinal to try first: its pod is soaked once
@@ -387,7 +390,9 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 			}
 		}
 		forwardErr = r.deleteCanariesOf(ctx, "")
-		if _, err := u.Applier.Apply(ctx, mix(r.from, r.to, r.moved), r.stepOptions(0, false)); err != nil {
+		forward := r.stepOptions("", 0, false)
+		forward.Only = nil
+		if _, err := u.Applier.Apply(ctx, mix(r.from, r.to, r.moved), forward); err != nil {
 			forwardErr = errors.Join(forwardErr, err)
 		}
 	}
@@ -465,7 +470,7 @@ func (r *run) returnComponents(ctx context.Context, cs []string, wait bool) erro
 			return err
 		}
 		d := mix(r.from, r.to, r.moved)
-		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(0, false)); err != nil {
+		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(c, 0, false)); err != nil {
 			return fmt.Errorf("return %s: %w", c, err)
 		}
 		for _, s := range workloadsOf(r.from, c) {
@@ -475,7 +480,7 @@ func (r *run) returnComponents(ctx context.Context, cs []string, wait bool) erro
 				}
 			}
 		}
-		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(0, wait)); err != nil {
+		if _, err := u.Applier.Apply(ctx, d, r.stepOptions(c, 0, wait)); err != nil {
 			return fmt.Errorf("return %s: %w", c, err)
 		}
 	}
