@@ -108,7 +108,9 @@ func NewCmdRollback(g *GlobalOptions) *cobra.Command {
 release entry it was applied with; kubectl onto history lists them) and moves the
 platform to it with upgrade's procedure, in reverse plane order: the services go back
 before the backing services they use. It restores objects, not data: a database
-migrated by the newer version stays migrated. There is no version guard.
+migrated by the newer version stays migrated. There is no version guard, but a
+rollback across a release migration marked not backward compatible is refused unless
+--force (restore the data first).
 
 Without --to-revision it returns to the Succeeded revision before the newest one. On
 a platform whose upgrade stopped (failed or interrupted), it undoes that upgrade: the
@@ -121,6 +123,7 @@ components it moved go back, newest first.`,
 	}
 	o.addFlags(cmd)
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "Revision to return to (default: the Succeeded one before the newest)")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Roll back across a migration that is not backward compatible (after restoring its data)")
 	return cmd
 }
 

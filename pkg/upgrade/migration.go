@@ -9,6 +9,7 @@ package upgrade
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,8 +27,12 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 )
 
-// LabelMigration marks a migration Job with the version it migrates to.
-const LabelMigration = "onto.paas/migration"
+// LabelMigration marks a migration Job with the version it migrates to, and
+// AnnotationBackwardCompatible says whether the previous version reads its result.
+const (
+	LabelMigration               = "onto.paas/migration"
+	AnnotationBackwardCompatible = "onto.paas/backward-compatible"
+)
 
 // defaultMigrationTimeout bounds a migration Job that sets none, in seconds.
 const defaultMigrationTimeout = 600
@@ -132,8 +137,9 @@ func (r *run) migrationJob(c string, m *release.Migration) (*batchv1.Job, error)
 	name := migrationJobName(c, r.target.Spec.Version)
 	labels := map[string]string{v1alpha1.LabelName: c, v1alpha1.LabelInstance: r.u.Name, LabelMigration: r.target.Spec.Version}
 	job := &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.u.Namespace, Labels: labels, OwnerReferences: r.ownerRefs()},
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.u.Namespace, Labels: labels, OwnerReferences: r.ownerRefs(),
+			Annotations: map[string]string{AnnotationBackwardCompatible: strconv.FormatBool(m.BackwardCompatible)}},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptrTo(int32(0)),
 			ActiveDeadlineSeconds: &timeout,

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -287,6 +288,18 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 		if err != nil {
 			return nil, fmt.Errorf("undo the upgrade to %s: %w", up.To, err)
 		}
+		if !u.Options.Force {
+			// The Jobs say what ran: the release entry that declared them may have come
+			// from a --releases directory this run does not have.
+			crossed, err := u.irreversibleJobs(ctx, up.To)
+			if err != nil {
+				return nil, err
+			}
+			if len(crossed) > 0 {
+				return nil, fmt.Errorf("undoing the upgrade of %s/%s to %s would return components across migrations that are not backward compatible (%s): their data would stay migrated; go forward with a fixed release, or restore the data first and pass --force",
+					u.Namespace, u.Name, up.To, strings.Join(crossed, ", "))
+			}
+		}
 		spec := *st.from.Spec.DeepCopy()
 		spec.Version = up.To
 		st.undo, st.target = true, &Target{Spec: spec, Release: rel}
@@ -301,6 +314,12 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 			u.Namespace, u.Name, orDefault(up.Action, "upgrade"), up.To, orDefault(up.Current, "its start"), orDefault(up.Action, "upgrade"), u.Name, u.Namespace, up.To, u.Name, u.Namespace)
 	}
 	installed := st.from.Spec.Version
+	if !st.resuming && u.Options.Action == "rollback" && !u.Options.Force {
+		if crossed := IrreversibleMigrations(st.from.Release, st.target.Spec.Version); len(crossed) > 0 {
+			return nil, fmt.Errorf("rolling %s/%s back from %s to %s crosses migrations that are not backward compatible (%s): the objects would go back, their data would not; restore the data first, then pass --force",
+				u.Namespace, u.Name, installed, st.target.Spec.Version, strings.Join(crossed, ", "))
+		}
+	}
 	if !st.resuming && u.Options.Action == "upgrade" {
 		if installed == to {
 			return nil, &NothingToDoError{Platform: u.Namespace + "/" + u.Name, Version: to}
@@ -312,6 +331,39 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 		}
 	}
 	return st, nil
+}
+
+// irreversibleJobs lists the components whose migration Job to version completed and
+// is marked not backward compatible.
+func (u *Upgrade) irreversibleJobs(ctx context.Context, version string) ([]string, error) {
+	jobs, err := u.Clients.Kube.BatchV1().Jobs(u.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelMigration + "=" + version})
+	if err != nil {
+		return nil, fmt.Errorf("list migration Jobs: %w", err)
+	}
+	var out []string
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		if j.Annotations[AnnotationBackwardCompatible] == "false" && jobDone(j) == "Complete" {
+			out = append(out, fmt.Sprintf("%s (release %s)", j.Labels[v1alpha1.LabelName], version))
+		}
+	}
+	return out, nil
+}
+
+// IrreversibleMigrations lists the components whose migration in release installed
+// is not backward compatible, when moving to another version (target) would leave
+// their data behind: "component (release VERSION)".
+func IrreversibleMigrations(installed release.Release, target string) []string {
+	if target == installed.Version {
+		return nil
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(installed.Components)) {
+		if m := installed.Components[name].Migration; m != nil && !m.BackwardCompatible {
+			out = append(out, fmt.Sprintf("%s (release %s)", name, installed.Version))
+		}
+	}
+	return out
 }
 
 // NothingToDoError says the platform already runs the target version.

@@ -524,4 +524,11 @@ func TestUpgradeMigrationNotBackwardCompatible(t *testing.T) {
 	if u := e.platform().Status.Upgrade; u == nil || u.FailedComponent != "data-service" || !strings.Contains(u.Message, "not backward compatible") {
 		t.Fatalf("status.upgrade: %+v", u)
 	}
+	// Undoing the upgrade would return data-service across its migration: refused.
+	if _, err := e.run("rollback", "", 0, false); err == nil || !strings.Contains(err.Error(), "not backward compatible") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("rollback across the migration: %v, want a refusal naming --force", err)
+	}
+	if vs, _ := e.versions(); vs["data-service"] != "1.6.0" {
+		t.Fatalf("a refused rollback moved data-service to %s", vs["data-service"])
+	}
 }
