@@ -38,13 +38,13 @@ const (
 
 // Condition reasons of an OntoPlatform.
 const (
-	ReasonInstalled        = "Installed"
-	ReasonApplying         = "Applying"
-	ReasonUpgrading        = "Upgrading"
-	ReasonUpgradeFailed    = "UpgradeFailed"
+	ReasonInstalled     = "Installed"
+	ReasonApplying      = "Applying"
+	ReasonUpgrading     = "Upgrading"
+	ReasonUpgradeFailed = "UpgradeFailed"
 	// ReasonRolledBack: an upgrade failed and every component it moved returned
 	// (--atomic); the platform runs the version it started from.
-	ReasonRolledBack = "RolledBack"
+	ReasonRolledBack       = "RolledBack"
 	ReasonComponentsReady  = "ComponentsReady"
 	ReasonComponentsFailed = "ComponentsNotReady"
 	ReasonApplyFailed      = "ApplyFailed"
