@@ -15,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -145,4 +149,26 @@ func installExample(t *testing.T, name string, newNamespace bool) (*testcluster.
 	p := Example(t, name, ns)
 	Install(t, clients, p)
 	return c, clients, p
+}
+
+// Live reads the OntoPlatform name in namespace from the cluster, typed, failing the
+// test when it cannot.
+func Live(t testing.TB, clients *kube.Clients, namespace, name string) *v1alpha1.OntoPlatform {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
+	obj.SetNamespace(namespace)
+	ri, err := clients.Resource(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := ri.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
+		t.Fatal(err)
+	}
+	return &p
 }

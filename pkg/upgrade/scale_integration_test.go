@@ -16,8 +16,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -124,22 +122,7 @@ func (e *scaleEnv) warnings() []string {
 
 func (e *scaleEnv) live() *v1alpha1.OntoPlatform {
 	e.t.Helper()
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
-	obj.SetNamespace(e.platform.Namespace)
-	ri, err := e.clients.Resource(obj)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	u, err := ri.Get(e.t.Context(), e.platform.Name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var p v1alpha1.OntoPlatform
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
-		e.t.Fatal(err)
-	}
-	return &p
+	return ontotest.Live(e.t, e.clients, e.platform.Namespace, e.platform.Name)
 }
 
 // lastRevision checks the newest revision: number, action scale, Succeeded, and a

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"k8s.io/client-go/rest"
 
@@ -110,16 +109,7 @@ func (e *upEnv) run(action, version string, revision int64, atomic bool, patches
 
 func (e *upEnv) platform() *v1alpha1.OntoPlatform {
 	e.t.Helper()
-	l := &inventory.Lister{Dynamic: e.clients.Dynamic, Mapper: e.clients.Mapper}
-	obj, err := l.Parent(e.t.Context(), e.p.Namespace, e.p.Name)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var p v1alpha1.OntoPlatform
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &p); err != nil {
-		e.t.Fatal(err)
-	}
-	return &p
+	return ontotest.Live(e.t, e.clients, e.p.Namespace, e.p.Name)
 }
 
 // versions maps each Deployment and StatefulSet of the platform to the version label
