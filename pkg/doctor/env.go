@@ -36,11 +36,14 @@ type Settings struct {
 	CertWarn time.Duration
 	// LeaseStuck is how long a live lock lease may be held before it is reported.
 	LeaseStuck time.Duration
+	// ReadyGrace is how long a running pod may take to become ready for the first
+	// time before it is reported.
+	ReadyGrace time.Duration
 }
 
 // DefaultSettings are the flags' defaults.
 func DefaultSettings() Settings {
-	return Settings{Since: time.Hour, MaxRestarts: 5, CertWarn: 14 * 24 * time.Hour, LeaseStuck: 15 * time.Minute}
+	return Settings{Since: time.Hour, MaxRestarts: 5, CertWarn: 14 * 24 * time.Hour, LeaseStuck: 15 * time.Minute, ReadyGrace: 2 * time.Minute}
 }
 
 // Env is one read-only snapshot of what the checks look at, gathered once. A nil or
@@ -66,7 +69,11 @@ type Env struct {
 	ClientMinor int
 
 	// Nodes with status.images dropped.
-	Nodes          []corev1.Node
+	Nodes []corev1.Node
+	// NodeRequests are, per node name, the summed requests of the non-terminated pods
+	// on it that are not the platform's own: what the capacity check leaves to others.
+	// Nil when not read.
+	NodeRequests   map[string]corev1.ResourceList
 	StorageClasses []storagev1.StorageClass
 	IngressClasses []networkingv1.IngressClass
 	// Served are the kinds the desired objects use, each with whether the cluster

@@ -1,8 +1,3 @@
 package doctor
 
-func preChecks() []Check      { return nil }
-func platformChecks() []Check { return nil }
-func workloadChecks() []Check { return nil }
-func nodeChecks() []Check     { return nil }
-func scalingChecks() []Check  { return nil }
-func tlsChecks() []Check      { return nil }
+func preChecks() []Check { return nil }
