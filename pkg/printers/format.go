@@ -91,6 +91,12 @@ type TextWriter interface {
 	WriteText(out io.Writer, term *Terminal) error
 }
 
+// JUnitWriter is a result that can be shown as JUnit XML (-o junit), for CI systems
+// that read test reports. Only results made of pass/fail checks have a meaningful one.
+type JUnitWriter interface {
+	WriteJUnit(out io.Writer) error
+}
+
 // Write prints v in format f. Wide is the caller's to handle (it changes the view);
 // here it prints the text view.
 func Write(out io.Writer, f Format, term *Terminal, v TextWriter) error {
@@ -112,6 +118,12 @@ func Write(out io.Writer, f Format, term *Terminal, v TextWriter) error {
 			}
 		}
 		return nil
+	case FormatJUnit:
+		j, ok := v.(JUnitWriter)
+		if !ok {
+			return fmt.Errorf("-o junit is not supported here")
+		}
+		return j.WriteJUnit(out)
 	default:
 		return v.WriteText(out, term)
 	}
