@@ -237,6 +237,7 @@ zones=(zone-a zone-b zone-c)
 } | kc apply --server-side -f - >/dev/null
 
 kc apply --server-side -f "$here/manifests/storageclass-standard.yaml" >/dev/null
+kc apply --server-side -f "$here/manifests/ingressclass-nginx.yaml" >/dev/null
 if [ "$fast_ssd" != 0 ]; then
   kc apply --server-side -f "$here/manifests/storageclass-fast-ssd.yaml" >/dev/null
 fi
