@@ -36,11 +36,14 @@ const (
 	// VerbLock is any request on the run's lock lease (coordination.k8s.io): kept
 	// apart, as it is not a write to the platform.
 	VerbLock = "LOCK"
+	// VerbReview is an access review (SelfSubjectAccessReview, ...): a POST that
+	// asks the authorizer and stores nothing.
+	VerbReview = "REVIEW"
 )
 
 // Verbs lists the request classes in the order tables show them.
 func Verbs() []string {
-	return []string{VerbDiscovery, VerbGet, VerbList, VerbWatch, VerbDryRunPatch, VerbPatch, VerbCreate, VerbUpdate, VerbDelete, VerbLock}
+	return []string{VerbDiscovery, VerbGet, VerbList, VerbWatch, VerbDryRunPatch, VerbPatch, VerbCreate, VerbUpdate, VerbDelete, VerbLock, VerbReview}
 }
 
 // Counts is the number of API requests by class (Verbs).
@@ -82,6 +85,9 @@ func Classify(method string, u *url.URL) string {
 	q := u.Query()
 	if strings.HasPrefix(u.Path, "/apis/coordination.k8s.io/") {
 		return VerbLock
+	}
+	if method == http.MethodPost && strings.HasPrefix(u.Path, "/apis/authorization.k8s.io/") {
+		return VerbReview
 	}
 	switch method {
 	case http.MethodGet:

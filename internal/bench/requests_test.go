@@ -32,6 +32,7 @@ func TestClassify(t *testing.T) {
 		{name: "namespace list", method: "GET", url: "/api/v1/namespaces?labelSelector=a%3Db", want: VerbList},
 		{name: "watch", method: "GET", url: "/apis/apps/v1/namespaces/ns/deployments?watch=true", want: VerbWatch},
 		{name: "dry-run patch", method: "PATCH", url: "/api/v1/namespaces/ns/services/web?dryRun=All&fieldManager=m", want: VerbDryRunPatch},
+		{name: "access review", method: "POST", url: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", want: VerbReview},
 		{name: "patch", method: "PATCH", url: "/api/v1/namespaces/ns/services/web?fieldManager=m", want: VerbPatch},
 		{name: "create", method: "POST", url: "/api/v1/namespaces/ns/secrets", want: VerbCreate},
 		{name: "update", method: "PUT", url: "/apis/apps/v1/namespaces/ns/deployments/web", want: VerbUpdate},
