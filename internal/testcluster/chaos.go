@@ -28,7 +28,8 @@ type ChaosMode string
 // workload, replacements included.
 const (
 	// ChaosNone removes the label (SetPodChaos). A pod keeps the state a mode
-	// gave it, except that ChaosCrashLoop stops counting restarts.
+	// gave it, except that ChaosCrashLoop stops counting restarts and a
+	// ChaosImagePull pod pulls its image at last: Running and Ready.
 	ChaosNone ChaosMode = ""
 	// ChaosCrashLoop: Running, not Ready, container waiting in
 	// CrashLoopBackOff, restartCount rising every 3 s, BackOff events.
@@ -43,6 +44,13 @@ const (
 	// ChaosNeverReady: Running with containers started but never Ready, like a
 	// failing readiness probe.
 	ChaosNeverReady ChaosMode = "never-ready"
+	// ChaosImagePull: the image cannot be pulled. Phase Pending (PodScheduled
+	// True, Ready and ContainersReady False), the containers waiting in
+	// ErrImagePull about 1 s after the pod is scheduled, then ImagePullBackOff
+	// (`Back-off pulling image "<image>"`) a second later, for good; no pod IP.
+	// Only a pod that has not run pulls, so set it at creation (in the pod or its
+	// template, or with ChaosImage), not with SetPodChaos on a running pod.
+	ChaosImagePull ChaosMode = "imagepull"
 )
 
 // Simulated resource usage, read by kwok's ClusterResourceUsage and served to
@@ -75,6 +83,8 @@ func chaosStage(mode ChaosMode) (string, bool) {
 		return "onto-pod-crashloop", true
 	case ChaosOOMKilled:
 		return "onto-pod-oomkilled", true
+	case ChaosImagePull:
+		return "onto-pod-imagepull", true
 	}
 	return "", false
 }
@@ -82,7 +92,8 @@ func chaosStage(mode ChaosMode) (string, bool) {
 // chaosLabelKey is how the chaos Stages select on ChaosLabel.
 const chaosLabelKey = `.metadata.labels["` + ChaosLabel + `"]`
 
-// SetPodChaos sets (or with ChaosNone removes) the ChaosLabel of a pod.
+// SetPodChaos sets (or with ChaosNone removes) the ChaosLabel of a pod. A pod
+// that already runs ignores ChaosImagePull (see there).
 func (c *Cluster) SetPodChaos(ctx context.Context, namespace, pod string, mode ChaosMode) error {
 	var value any = string(mode)
 	if mode == ChaosNone {
@@ -159,8 +170,9 @@ func (c *Cluster) NeverReadyImage(t testing.TB, namespace, image string) {
 // image (exact match, e.g. "registry.example/api:2.0") fail as mode says, in any
 // namespace, until the test ends. Upgrade tests use it to make one component of a
 // release fail its canary. Modes: ChaosNeverReady, ChaosCrashLoop (the pod is
-// Ready first and crashes 3 s after it runs) and ChaosOOMKilled (Ready, then OOM
-// killed once about 1 s after it runs, and Ready again).
+// Ready first and crashes 3 s after it runs), ChaosOOMKilled (Ready, then OOM
+// killed once about 1 s after it runs, and Ready again) and ChaosImagePull
+// (Pending, never Ready: ErrImagePull, then ImagePullBackOff).
 //
 // It copies the mode's Stage with an image selector in place of the ChaosLabel one
 // and, before returning, proves kwok applies it: a probe pod with that image in
@@ -245,8 +257,8 @@ func imageStageSpec(base *unstructured.Unstructured, image string) (map[string]a
 // probeChaos starts a pod with image, waits until kwok has handled it and deletes
 // it; true if it showed mode: never-ready Running and not Ready; crashloop a
 // restartCount above 0 while waiting in CrashLoopBackOff; oomkilled Ready first,
-// then a last state OOMKilled. False (try again) when it only got the fast
-// pod-ready stage.
+// then a last state OOMKilled; imagepull a container waiting in ErrImagePull or
+// ImagePullBackOff. False (try again) when it only got the fast pod-ready stage.
 func (c *Cluster) probeChaos(ctx context.Context, namespace, image string, mode ChaosMode) (bool, error) {
 	pods := c.Kube.CoreV1().Pods(namespace)
 	grace := int64(0)
@@ -273,14 +285,19 @@ func (c *Cluster) probeChaos(ctx context.Context, namespace, image string, mode 
 	defer func() {
 		_ = pods.Delete(context.WithoutCancel(ctx), probe.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	}()
+	// An imagepull probe never runs: it is handled once it shows the failed pull
+	// (the copy took it) or runs (pod-ready did).
 	p, err := WaitFor(ctx, c, probe, 30*time.Second, func(p *corev1.Pod) (bool, error) {
-		return p.Status.Phase == corev1.PodRunning, nil
+		return p.Status.Phase == corev1.PodRunning || (mode == ChaosImagePull && imagePullFailed(p)), nil
 	})
 	if err != nil {
 		return false, err
 	}
-	if mode == ChaosNeverReady {
+	switch mode {
+	case ChaosNeverReady:
 		return !PodReady(p), nil
+	case ChaosImagePull:
+		return p.Status.Phase != corev1.PodRunning, nil
 	}
 	// The crash comes 3 s, the OOM kill 1 s after the pod runs (the Stages' delay);
 	// give either twice that before trying a new probe.
@@ -303,6 +320,17 @@ func (c *Cluster) probeChaos(ctx context.Context, namespace, image string, mode 
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// imagePullFailed reports whether a container of p waits in ErrImagePull or
+// ImagePullBackOff.
+func imagePullFailed(p *corev1.Pod) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if w := s.State.Waiting; w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff") {
+			return true
+		}
+	}
+	return false
 }
 
 func ptrTo[T any](v T) *T { return &v }

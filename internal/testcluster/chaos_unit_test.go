@@ -1,11 +1,64 @@
 package testcluster
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
+
+// TestChaosStagesManifest: each mode has a Stage in chaos-stages.yaml that selects
+// its label value and has a weight, without which kwok could pick the fast
+// pod-ready stage (weight 0) instead; a Stage that ChaosImage copies has the name
+// chaosStage gives and a label expression to replace.
+func TestChaosStagesManifest(t *testing.T) {
+	data, err := os.ReadFile("../../hack/testcluster/manifests/chaos-stages.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byMode := map[string]*unstructured.Unstructured{}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("parse Stage: %v\n%s", err, doc)
+		}
+		stage := &unstructured.Unstructured{Object: obj}
+		exprs, _, _ := unstructured.NestedSlice(obj, "spec", "selector", "matchExpressions")
+		for _, e := range exprs {
+			if m, ok := e.(map[string]any); ok && m["key"] == chaosLabelKey {
+				for _, v := range m["values"].([]any) {
+					if prev, ok := byMode[v.(string)]; ok {
+						t.Errorf("Stages %s and %s both select mode %s", prev.GetName(), stage.GetName(), v)
+					}
+					byMode[v.(string)] = stage
+				}
+			}
+		}
+	}
+	for _, mode := range []ChaosMode{ChaosCrashLoop, ChaosOOMKilled, ChaosEvicted, ChaosNeverReady, ChaosImagePull} {
+		stage, ok := byMode[string(mode)]
+		if !ok {
+			t.Errorf("no Stage selects %s=%s", ChaosLabel, mode)
+			continue
+		}
+		if w, _, _ := unstructured.NestedFieldNoCopy(stage.Object, "spec", "weight"); w == nil || w.(float64) <= 0 {
+			t.Errorf("Stage %s: weight %v, want above pod-ready's 0", stage.GetName(), w)
+		}
+		name, copied := chaosStage(mode)
+		if !copied {
+			continue
+		}
+		if stage.GetName() != name {
+			t.Errorf("mode %s: chaosStage gives %s, the manifest has %s", mode, name, stage.GetName())
+		}
+		if _, err := imageStageSpec(stage, "registry.example/api:bad"); err != nil {
+			t.Errorf("Stage %s cannot be copied: %v", stage.GetName(), err)
+		}
+	}
+}
 
 func TestImageStageSpec(t *testing.T) {
 	expr := func(key, op string, values ...any) map[string]any {
