@@ -8,6 +8,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -207,7 +208,7 @@ func needsPDBs(env *Env) string {
 
 func checkPDBs(env *Env) []Finding {
 	var out []Finding
-	pdbs := env.PDBs
+	pdbs := slices.Clone(env.PDBs)
 	sort.Slice(pdbs, func(i, j int) bool { return pdbs[i].Name < pdbs[j].Name })
 	for _, p := range pdbs {
 		if p.Status.DisruptionsAllowed > 0 || p.Status.ExpectedPods == 0 {

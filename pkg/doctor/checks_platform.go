@@ -250,8 +250,6 @@ func age(now, t time.Time) string {
 		return "an unknown time"
 	case d < time.Minute:
 		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return d.Round(time.Minute).String()
 	case d < 48*time.Hour:
 		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	}
