@@ -1,3 +1,0 @@
-package doctor
-
-func preChecks() []Check { return nil }
