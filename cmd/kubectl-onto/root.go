@@ -166,6 +166,7 @@ shared one; a shared -o a command does not have is ignored there.`,
 		NewCmdScale(g),
 		NewCmdUpgrade(g),
 		NewCmdRollback(g),
+		NewCmdDoctor(g),
 	)
 	registerCompletions(cmd, g)
 	return cmd

@@ -259,7 +259,8 @@ func checkTLSExpiry(env *Env) []Finding {
 				Fix:      "renew the certificate and update the Secret"})
 		case env.Now.Before(c.NotBefore):
 			out = append(out, Finding{Object: certObject(c),
-				Evidence: fmt.Sprintf("not valid before %s", c.NotBefore.UTC().Format("2006-01-02 15:04 MST"))})
+				Evidence: fmt.Sprintf("not valid before %s", c.NotBefore.UTC().Format("2006-01-02 15:04 MST")),
+				Fix:      "check the issuer's clock, or wait until then"})
 		case c.NotAfter.Sub(env.Now) < env.CertWarn:
 			out = append(out, Finding{Severity: SeverityWarning, Object: certObject(c),
 				Evidence: fmt.Sprintf("expires in %s (notAfter %s)", c.NotAfter.Sub(env.Now).Round(time.Hour), c.NotAfter.UTC().Format("2006-01-02 15:04 MST")),

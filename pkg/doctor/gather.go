@@ -107,12 +107,12 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 		return nil, err
 	}
 
-	eg, ctx := errgroup.WithContext(ctx)
+	// egctx ends when the reads do: what comes after them uses ctx.
+	eg, egctx := errgroup.WithContext(ctx)
 	eg.SetLimit(g.concurrency())
-	var mu sync.Mutex // guards env's maps and slices filled by more than one reader
 	read := func(what string, f func(context.Context) error) {
 		eg.Go(func() error {
-			if err := f(ctx); err != nil {
+			if err := f(egctx); err != nil {
 				return &GatherError{What: what, Err: err}
 			}
 			return nil
@@ -182,7 +182,7 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 			env.Access = access
 			return err
 		})
-		if env.NamespaceExists || g.namespaceExists(ctx, ns) {
+		if g.namespaceExists(ctx, ns) {
 			read("admission dry-runs", func(ctx context.Context) error {
 				errs, err := g.dryRunWorkloads(ctx, env)
 				env.DryRunErrors = errs
@@ -191,7 +191,7 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 		}
 	}
 	if env.Platform != nil {
-		g.readInstalled(ctx, read, env, &mu)
+		g.readInstalled(read, env)
 	}
 	if err := eg.Wait(); err != nil {
 		return nil, err
@@ -324,7 +324,7 @@ func (g *Gatherer) served(env *Env) map[schema.GroupVersionKind]bool {
 
 // readInstalled queues the reads of an installed platform: its workloads, pods, HPAs,
 // PDBs, lease, service accounts, ingresses, and the drift plan.
-func (g *Gatherer) readInstalled(ctx context.Context, read func(string, func(context.Context) error), env *Env, mu *sync.Mutex) {
+func (g *Gatherer) readInstalled(read func(string, func(context.Context) error), env *Env) {
 	p := env.Platform
 	ns := p.Namespace
 	kc := g.Clients.Kube
@@ -408,7 +408,6 @@ func (g *Gatherer) readInstalled(ctx context.Context, read func(string, func(con
 			return nil
 		})
 	}
-	_ = mu
 }
 
 func isUnreachable(err error) bool {
