@@ -9,6 +9,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,7 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 	do(0, "status", "-n", ns, "-o", "json")
 	do(0, "status", "-n", ns, "-o", "yaml")
 	do(0, "apply", "-f", file, "--dry-run=server")
+	doctorCLI(t, do, ns, file)
 
 	// An edit makes --detailed-exitcode say "changes" (2).
 	edited := platformFile(t, ns, "  gateway:\n    replicas: 2\n")
@@ -110,6 +112,64 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 		if strings.Contains(all, v) {
 			t.Fatalf("a generated secret value appeared in the commands' output")
 		}
+	}
+}
+
+// doctorCLI runs doctor in each format on a healthy platform: exit 0, and a JUnit
+// report whose counts match its test cases.
+func doctorCLI(t *testing.T, do func(int, ...string) result, ns, file string) {
+	t.Helper()
+	r := do(0, "doctor", "-n", ns)
+	if !strings.Contains(r.stdout, "ONTO-WRK-202") || !strings.Contains(r.stdout, "✓") {
+		t.Fatalf("doctor text output lacks its checks:\n%s", r.stdout)
+	}
+	r = do(0, "doctor", "-n", ns, "-o", "json")
+	var report struct {
+		Success    bool `json:"success"`
+		Categories []struct {
+			Name   string `json:"name"`
+			Checks []struct {
+				Code   string `json:"code"`
+				Result string `json:"result"`
+			} `json:"checks"`
+		} `json:"categories"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.Success || len(report.Categories) < 5 {
+		t.Fatalf("doctor -o json: %v, success %t, %d categories\n%s", err, report.Success, len(report.Categories), r.stdout)
+	}
+	do(0, "doctor", "-n", ns, "-o", "yaml")
+	r = do(0, "doctor", "-n", ns, "-o", "junit")
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Tests int    `xml:"tests,attr"`
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(r.stdout), &suites); err != nil {
+		t.Fatalf("doctor -o junit: %v\n%s", err, r.stdout)
+	}
+	cases := 0
+	for _, s := range suites.Suites {
+		if s.Tests != len(s.Cases) {
+			t.Errorf("junit suite %s: tests=%d, %d testcases", s.Name, s.Tests, len(s.Cases))
+		}
+		cases += len(s.Cases)
+	}
+	if suites.Failures != 0 || suites.Tests != cases || cases == 0 {
+		t.Fatalf("junit: tests=%d failures=%d, %d testcases", suites.Tests, suites.Failures, cases)
+	}
+	// --pre of the installed file: the preflight passes on this cluster.
+	do(0, "doctor", "--pre", "-f", file)
+	// A check that does not exist is a usage error naming it.
+	r = do(1, "doctor", "-n", ns, "--check", "WRK-999")
+	if !strings.Contains(r.stderr, "WRK-999") {
+		t.Fatalf("doctor --check WRK-999: %q", r.stderr)
 	}
 }
 
