@@ -65,7 +65,7 @@ func main() {
 	flag.StringVar(&c.crd, "servicemonitor-crd", "hack/testcluster/manifests/servicemonitor-crd.yaml", "ServiceMonitor CRD to create if the cluster lacks it")
 	flag.IntVar(&c.runs, "runs", 7, "measured runs of each plan/diff/apply")
 	flag.IntVar(&c.installs, "installs", 3, "full installs from empty")
-	flag.BoolVar(&c.upgrade, "upgrade", true, "measure an upgrade and a rollback of the example (its version must have an upgrade)")
+	flag.BoolVar(&c.upgrade, "upgrade", true, "measure doctor, an upgrade and a rollback of the example installed by the built binary (its version must have an upgrade)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -175,33 +175,64 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	}
 	ns2 := bench.NamespaceName("bench")
 	namespaces = append(namespaces, ns2)
-	return measureUpgrade(ctx, out, tmp, c.kubeconfig, c.example, ns2, d.Platform.GetName())
+	bin, err := installWithBinary(ctx, tmp, c.kubeconfig, c.example, ns2)
+	if err != nil {
+		return err
+	}
+	if err := measureDoctor(ctx, out, bin, c.kubeconfig, ns2, d.Platform.GetName(), c.runs); err != nil {
+		return err
+	}
+	return measureUpgrade(ctx, out, bin, c.kubeconfig, ns2, d.Platform.GetName())
+}
+
+// installWithBinary builds the binary and installs the example into ns with it, so the
+// platform has the revision snapshot doctor and upgrade read.
+func installWithBinary(ctx context.Context, tmp, kubeconfig, example, ns string) (string, error) {
+	bin := filepath.Join(tmp, "kubectl-onto")
+	logf("build %s", bin)
+	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-onto").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(example)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(tmp, "upgrade.yaml")
+	moved := regexp.MustCompile(`(?m)^  namespace: .*$`).ReplaceAllLiteralString(string(data), "  namespace: "+ns)
+	if err := os.WriteFile(file, []byte(moved), 0o644); err != nil {
+		return "", err
+	}
+	logf("kubectl-onto apply -f %s (namespace %s)", example, ns)
+	if _, err := bench.RunPlugin(ctx, bin, kubeconfig, "apply", "-f", file); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// measureDoctor runs `doctor` on the installed platform runs times, whole processes,
+// and prints the median wall time and the requests by class of the last run. Exit 1
+// (an error finding, such as the example's Ingress TLS Secret that no one created) is
+// a result here.
+func measureDoctor(ctx context.Context, out io.Writer, bin, kubeconfig, ns, name string, runs int) error {
+	var walls []time.Duration
+	var last *bench.CommandRun
+	for range runs {
+		r, err := bench.RunPluginExit(ctx, bin, kubeconfig, 1, "doctor", name, "-n", ns)
+		if err != nil {
+			return err
+		}
+		walls = append(walls, r.Wall)
+		last = r
+	}
+	fmt.Fprintf(out, "\ndoctor (production, the built binary, whole process, %d runs): median %s (%s); %s\n",
+		runs, secs(bench.Median(walls)), durations(walls), last.Requests)
+	return nil
 }
 
 // measureUpgrade upgrades the platform in ns to the newest catalog version with the
 // built binary, then rolls it back, and prints wall time against the sum of the
 // components' rollouts.
-func measureUpgrade(ctx context.Context, out io.Writer, tmp, kubeconfig, example, ns, name string) error {
-	bin := filepath.Join(tmp, "kubectl-onto")
-	logf("build %s", bin)
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-onto").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, b)
-	}
-	// Installed by the binary, so the platform has the revision snapshot upgrade
-	// starts from.
-	data, err := os.ReadFile(example)
-	if err != nil {
-		return err
-	}
-	file := filepath.Join(tmp, "upgrade.yaml")
-	moved := regexp.MustCompile(`(?m)^  namespace: .*$`).ReplaceAllLiteralString(string(data), "  namespace: "+ns)
-	if err := os.WriteFile(file, []byte(moved), 0o644); err != nil {
-		return err
-	}
-	logf("kubectl-onto apply -f %s (namespace %s)", example, ns)
-	if _, err := bench.RunPlugin(ctx, bin, kubeconfig, "apply", "-f", file); err != nil {
-		return err
-	}
+func measureUpgrade(ctx context.Context, out io.Writer, bin, kubeconfig, ns, name string) error {
 	fmt.Fprintln(out, "\nupgrade and rollback (production, the built binary, --canary-soak 0, whole process):")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tcomponents\twall\tsum of rollouts\tsum of canaries\toverhead (wall - rollouts)\twall / rollouts\trequests\t")

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -37,6 +38,16 @@ type PluginEvent struct {
 // RunPlugin runs bin with args, -o json and -v 6 against kubeconfig and returns what
 // it did; a non-zero exit is an error with the end of its stderr.
 func RunPlugin(ctx context.Context, bin, kubeconfig string, args ...string) (*CommandRun, error) {
+	return runPlugin(ctx, bin, kubeconfig, 0, args...)
+}
+
+// RunPluginExit is RunPlugin for a command whose exit code up to maxExit is a result,
+// not a failure: doctor exits 1 when it finds an error.
+func RunPluginExit(ctx context.Context, bin, kubeconfig string, maxExit int, args ...string) (*CommandRun, error) {
+	return runPlugin(ctx, bin, kubeconfig, maxExit, args...)
+}
+
+func runPlugin(ctx context.Context, bin, kubeconfig string, maxExit int, args ...string) (*CommandRun, error) {
 	args = append(args, "-o", "json", "-v", "6", "--kubeconfig", kubeconfig)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
@@ -44,6 +55,10 @@ func RunPlugin(ctx context.Context, bin, kubeconfig string, args ...string) (*Co
 	start := time.Now()
 	err := cmd.Run()
 	r := &CommandRun{Wall: time.Since(start), Requests: Counts{}}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() <= maxExit && ctx.Err() == nil {
+		err = nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubectl-onto %s: %w\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 15))
 	}

@@ -1340,6 +1340,9 @@ func skipAdmission(env *Env) string {
 	if !env.NamespaceExists {
 		return "the namespace does not exist yet; its PodSecurity labels come from the platform"
 	}
+	if env.DryRunErrors == nil && env.Platform != nil {
+		return "installed: the drift plan (" + CodeDrift + ") dry-runs every object through admission"
+	}
 	return ""
 }
 

@@ -99,13 +99,12 @@ type Env struct {
 	// why planning failed, when it did.
 	Plan      *plan.Plan
 	PlanError string
-	// DryRunErrors are the server's answers to a dry-run create of each rendered
+	// DryRunErrors are the server's answers to a dry-run apply of each rendered
 	// workload in an existing namespace (PodSecurity and other admission), by
-	// kind/name; absent when admitted.
+	// kind/name; absent when admitted. Nil when not dry-run: no namespace yet, or an
+	// installed platform, whose drift plan dry-runs every object instead.
 	DryRunErrors map[string]string
 
-	// Workloads are the platform's Deployments and StatefulSets (its inventory).
-	Workloads []*unstructured.Unstructured
 	// Pods of the platform (label-selected, in its namespace only).
 	Pods []corev1.Pod
 	// Events of the problem pods only, by pod name, oldest first.

@@ -107,6 +107,13 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 		return nil, err
 	}
 
+	// Whether the namespace exists decides what else is read.
+	if n, err := g.Clients.Kube.CoreV1().Namespaces().Get(ctx, env.Namespace, metav1.GetOptions{}); err == nil {
+		env.NamespaceExists, env.NamespaceLabels = true, n.Labels
+	} else if !apierrors.IsNotFound(err) {
+		return nil, &GatherError{What: "namespace " + env.Namespace, Err: err}
+	}
+
 	// egctx ends when the reads do: what comes after them uses ctx.
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.SetLimit(g.concurrency())
@@ -119,20 +126,6 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 		})
 	}
 	ns := env.Namespace
-	read("nodes", func(ctx context.Context) error {
-		list, err := g.Clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		for i := range list.Items {
-			// Every image cached on the node: often most of a node's size, and no
-			// check needs it.
-			list.Items[i].Status.Images = nil
-			list.Items[i].ManagedFields = nil
-		}
-		env.Nodes = list.Items
-		return nil
-	})
 	read("storage classes", func(ctx context.Context) error {
 		list, err := g.Clients.Kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
 		if err == nil {
@@ -147,17 +140,6 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 		}
 		return err
 	})
-	read("namespace "+ns, func(ctx context.Context) error {
-		n, err := g.Clients.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		env.NamespaceExists, env.NamespaceLabels = true, n.Labels
-		return nil
-	})
 	read("resource quotas", func(ctx context.Context) error {
 		list, err := g.Clients.Kube.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 		if err == nil {
@@ -170,11 +152,7 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 		env.CRD = crd
 		return err
 	})
-	read("requests on nodes", func(ctx context.Context) error {
-		reqs, err := g.nodeRequests(ctx, env)
-		env.NodeRequests = reqs
-		return err
-	})
+	read("nodes", func(ctx context.Context) error { return g.readNodes(ctx, env) })
 	if env.Desired != nil {
 		env.Served = g.served(env)
 		read("permissions", func(ctx context.Context) error {
@@ -182,7 +160,9 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 			env.Access = access
 			return err
 		})
-		if g.namespaceExists(ctx, ns) {
+		// An installed platform's drift plan already dry-runs every object through
+		// admission; a second dry-run of its workloads would tell nothing new.
+		if env.NamespaceExists && env.Platform == nil {
 			read("admission dry-runs", func(ctx context.Context) error {
 				errs, err := g.dryRunWorkloads(ctx, env)
 				env.DryRunErrors = errs
@@ -303,11 +283,6 @@ func (g *Gatherer) readCRD(ctx context.Context) (*unstructured.Unstructured, err
 	return crd, nil
 }
 
-func (g *Gatherer) namespaceExists(ctx context.Context, ns string) bool {
-	_, err := g.Clients.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	return err == nil
-}
-
 // served says, for each kind the desired objects use, whether the cluster serves it.
 func (g *Gatherer) served(env *Env) map[schema.GroupVersionKind]bool {
 	out := map[schema.GroupVersionKind]bool{}
@@ -328,15 +303,6 @@ func (g *Gatherer) readInstalled(read func(string, func(context.Context) error),
 	p := env.Platform
 	ns := p.Namespace
 	kc := g.Clients.Kube
-	read("workloads", func(ctx context.Context) error {
-		l := &inventory.Lister{Dynamic: g.Clients.Dynamic, Mapper: g.Clients.Mapper}
-		live, err := l.List(ctx, ns, inventory.ID(ns, p.Name), []schema.GroupKind{{Group: "apps", Kind: health.KindDeployment}, {Group: "apps", Kind: health.KindStatefulSet}})
-		for _, w := range live {
-			unstructured.RemoveNestedField(w.Object, "metadata", "managedFields")
-		}
-		env.Workloads = live
-		return err
-	})
 	read("pods", func(ctx context.Context) error {
 		list, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: PodSelector(p.Name)})
 		if err != nil {
@@ -512,15 +478,22 @@ func (g *Gatherer) certificate(ctx context.Context, ing networkingv1.Ingress, t 
 	return c, nil
 }
 
-// nodeRequests sums, per schedulable node, the requests of the running pods that are
-// not the platform's: what the capacity check must leave to others. One list per node,
-// field-selected as `kubectl describe node` does, never the cluster's every pod; only
-// the sums are kept.
-func (g *Gatherer) nodeRequests(ctx context.Context, env *Env) (map[string]corev1.ResourceList, error) {
+// readNodes reads the nodes and sums, per schedulable node, the requests of the running
+// pods that are not the platform's: what the capacity check must leave to others. One
+// pod list per node, field-selected as `kubectl describe node` does, never the
+// cluster's every pod at once; only the sums are kept.
+func (g *Gatherer) readNodes(ctx context.Context, env *Env) error {
 	nodes, err := g.Clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, err
+		return err
 	}
+	for i := range nodes.Items {
+		// Every image cached on the node: often most of a node's size, and no check
+		// needs it.
+		nodes.Items[i].Status.Images = nil
+		nodes.Items[i].ManagedFields = nil
+	}
+	env.Nodes = nodes.Items
 	name := ""
 	if env.Platform != nil {
 		name = env.Platform.Name
@@ -556,7 +529,11 @@ func (g *Gatherer) nodeRequests(ctx context.Context, env *Env) (map[string]corev
 			return nil
 		})
 	}
-	return out, eg.Wait()
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	env.NodeRequests = out
+	return nil
 }
 
 func addResources(sum, add corev1.ResourceList) {
