@@ -16,10 +16,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/status"
 )
 
 // DoctorOptions are the options of `kubectl onto doctor`.
@@ -35,7 +37,9 @@ type DoctorOptions struct {
 	Checks     []string
 	// Strict fails the run on a warning too.
 	Strict bool
-	// Timeout bounds the whole gathering.
+	// AllNamespaces diagnoses every platform of the cluster.
+	AllNamespaces bool
+	// Timeout bounds the gathering of each platform.
 	Timeout  time.Duration
 	Settings doctor.Settings
 
@@ -68,7 +72,8 @@ warning too), or when the cluster could not be read.`,
 		Example: `  kubectl onto doctor -n onto-system
   kubectl onto doctor -n onto-system -o junit > doctor.xml    # a CI gate
   kubectl onto doctor --pre -f platform.yaml                  # before a first install
-  kubectl onto doctor --category workloads --check WRK-203 -o json`,
+  kubectl onto doctor --category workloads --check WRK-203 -o json
+  kubectl onto doctor -A -o junit > doctor.xml                # every platform of the cluster`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
 	}
@@ -78,8 +83,9 @@ warning too), or when the cluster could not be read.`,
 	cmd.Flags().BoolVar(&o.Pre, "pre", false, "Preflight checks only, for the platform of -f before its first install; writes nothing")
 	cmd.Flags().StringSliceVar(&o.Categories, "category", nil, "Run only these categories (repeatable, comma-separated): "+strings.Join(categoryNames(), ", "))
 	cmd.Flags().StringSliceVar(&o.Checks, "check", nil, "Run only these checks, by code (repeatable, comma-separated; ONTO- may be left out): WRK-203")
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Diagnose every platform of the cluster (4 at a time); exit 1 when any fails")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "Fail on warnings too (exit 1; in junit, warnings become failures)")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "How long reading the cluster may take")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "How long reading the cluster may take (per platform with -A)")
 	cmd.Flags().DurationVar(&o.Settings.Since, "since", o.Settings.Since, "Report OOM kills that happened within this long")
 	cmd.Flags().Int32Var(&o.Settings.MaxRestarts, "max-restarts", o.Settings.MaxRestarts, "Report containers restarted more often than this")
 	cmd.Flags().DurationVar(&o.Settings.CertWarn, "cert-warn", o.Settings.CertWarn, "Warn about certificates expiring within this long")
@@ -106,6 +112,9 @@ func (o *DoctorOptions) Complete(args []string) (err error) {
 func (o *DoctorOptions) Validate() error {
 	if o.Pre && o.Filename == "" {
 		return fmt.Errorf("--pre checks a platform before it is installed: pass its file with -f platform.yaml")
+	}
+	if o.AllNamespaces && (o.Name != "" || o.Filename != "" || o.Pre) {
+		return fmt.Errorf("--all-namespaces diagnoses every installed platform: leave out NAME, -f and --pre")
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, not %s", o.Timeout)
@@ -137,6 +146,9 @@ func normalCode(c string) string {
 
 // Run gathers, checks and prints.
 func (o *DoctorOptions) Run(ctx context.Context) error {
+	if o.AllNamespaces {
+		return o.runAll(ctx)
+	}
 	var file *platform.Loaded
 	if o.Filename != "" {
 		lp, err := o.loadPlatform(o.FileFlags)
@@ -150,33 +162,79 @@ func (o *DoctorOptions) Run(ctx context.Context) error {
 		return err
 	}
 	g := &doctor.Gatherer{Clients: clients, Settings: o.Settings, Pre: o.Pre, File: file, FileSource: platform.InputName(o.Filename)}
-	var env *doctor.Env
-	err = runWithin(ctx, o.Timeout, "doctor", "raise --timeout on a slow or large cluster", func(ctx context.Context) error {
-		env, err = g.Gather(ctx, o.namespace, o.Name)
+	report, err := o.diagnose(ctx, g, o.namespace, o.Name)
+	if err != nil {
 		return err
-	})
-	var report *doctor.Report
-	var gatherErr *doctor.GatherError
-	switch {
-	case errors.As(err, &gatherErr) && ctx.Err() == nil:
-		server, kubeContext := connectionOf(o.flags)
-		report = doctor.Fatal(o.namespace+"/"+o.Name, doctor.CodeAPIReachable, "API server reachable and readable",
-			explainAPIError(err, server, kubeContext).Error(),
-			"check the kubeconfig context and your permissions (kubectl auth can-i --list -n "+o.namespace+")")
-	case err != nil:
-		return err
-	default:
-		var cats []doctor.Category
-		for _, c := range o.Categories {
-			cats = append(cats, doctor.Category(strings.ToLower(c)))
-		}
-		report = doctor.Evaluate(env, doctor.Select(doctor.All(), o.Pre, cats, o.Checks), o.Strict)
 	}
 	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.DoctorView{Report: report, Strict: o.Strict}); err != nil {
 		return err
 	}
 	if !report.Success {
 		return &ExitError{Code: exitFailure, Silent: true}
+	}
+	return nil
+}
+
+// diagnose gathers and checks one platform. A failed gather is a report with one fatal
+// finding; other errors (no such platform, Ctrl-C) are returned.
+func (o *DoctorOptions) diagnose(ctx context.Context, g *doctor.Gatherer, namespace, name string) (*doctor.Report, error) {
+	var env *doctor.Env
+	err := runWithin(ctx, o.Timeout, "doctor", "raise --timeout on a slow or large cluster", func(ctx context.Context) (err error) {
+		env, err = g.Gather(ctx, namespace, name)
+		return err
+	})
+	var gatherErr *doctor.GatherError
+	switch {
+	case errors.As(err, &gatherErr) && ctx.Err() == nil:
+		server, kubeContext := connectionOf(o.flags)
+		return doctor.Fatal(namespace+"/"+name, doctor.CodeAPIReachable, "API server reachable and readable",
+			explainAPIError(err, server, kubeContext).Error(),
+			"check the kubeconfig context and your permissions (kubectl auth can-i --list -n "+namespace+")"), nil
+	case err != nil:
+		return nil, err
+	}
+	var cats []doctor.Category
+	for _, c := range o.Categories {
+		cats = append(cats, doctor.Category(strings.ToLower(c)))
+	}
+	return doctor.Evaluate(env, doctor.Select(doctor.All(), o.Pre, cats, o.Checks), o.Strict), nil
+}
+
+// allNamespacesParallel is how many platforms doctor -A diagnoses at once: each
+// gathers with its own bounded concurrency, so this bounds the requests in flight.
+const allNamespacesParallel = 4
+
+// runAll diagnoses every platform of the cluster.
+func (o *DoctorOptions) runAll(ctx context.Context) error {
+	clients, err := o.Clients()
+	if err != nil {
+		return err
+	}
+	platforms, err := (&status.Observer{Clients: clients}).ObserveAll(ctx, "")
+	if err != nil {
+		return err
+	}
+	reports := make([]*doctor.Report, len(platforms))
+	eg, egctx := errgroup.WithContext(ctx)
+	eg.SetLimit(allNamespacesParallel)
+	for i, p := range platforms {
+		eg.Go(func() error {
+			g := &doctor.Gatherer{Clients: clients, Settings: o.Settings}
+			r, err := o.diagnose(egctx, g, p.Namespace, p.Name)
+			reports[i] = r
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.DoctorListView{Reports: reports, Strict: o.Strict}); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if !r.Success {
+			return &ExitError{Code: exitFailure, Silent: true}
+		}
 	}
 	return nil
 }

@@ -237,11 +237,23 @@ const junitSuitesName = "kubectl-onto doctor"
 // (warnings when not strict, info) goes to system-out, so each finding appears once. A
 // skipped check is <skipped> with its reason.
 func WriteDoctorJUnit(out io.Writer, r *doctor.Report, strict bool) error {
-	doc := junitTestSuites{Name: junitSuitesName, Suites: []junitTestSuite{}}
+	return writeJUnit(out, junitSuitesOf(r, strict, ""))
+}
+
+// junitSuitesOf is r's testsuites; prefix (a platform's namespace/name, for doctor -A)
+// goes before each suite's name and into each case's classname, so the suites of two
+// platforms stay apart in a CI system's view.
+func junitSuitesOf(r *doctor.Report, strict bool, prefix string) []junitTestSuite {
+	var suites []junitTestSuite
 	for _, c := range r.Categories {
 		suite := junitTestSuite{Name: string(c.Name)}
+		classname := "onto.doctor." + string(c.Name)
+		if prefix != "" {
+			suite.Name = prefix + " " + suite.Name
+			classname = "onto.doctor." + strings.ReplaceAll(prefix, "/", ".") + "." + string(c.Name)
+		}
 		for _, ch := range c.Checks {
-			tc := junitTestCase{Classname: "onto.doctor." + string(c.Name), Name: ch.Code + " " + ch.Description}
+			tc := junitTestCase{Classname: classname, Name: ch.Code + " " + ch.Description}
 			if ch.Result == doctor.ResultSkip {
 				tc.Skipped = &junitSkipped{Message: ch.SkipReason}
 				suite.Skipped++
@@ -265,6 +277,15 @@ func WriteDoctorJUnit(out io.Writer, r *doctor.Report, strict bool) error {
 			suite.Tests++
 			suite.Cases = append(suite.Cases, tc)
 		}
+		suites = append(suites, suite)
+	}
+	return suites
+}
+
+// writeJUnit prints suites under one testsuites element whose counts are their sums.
+func writeJUnit(out io.Writer, suites []junitTestSuite) error {
+	doc := junitTestSuites{Name: junitSuitesName, Suites: []junitTestSuite{}}
+	for _, suite := range suites {
 		doc.Tests += suite.Tests
 		doc.Failures += suite.Failures
 		doc.Skipped += suite.Skipped
