@@ -85,7 +85,7 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 	do(0, "status", "-n", ns, "-o", "json")
 	do(0, "status", "-n", ns, "-o", "yaml")
 	do(0, "apply", "-f", file, "--dry-run=server")
-	doctorCLI(t, do, ns, file)
+	doctorCLI(t, do, ns, file, kc)
 
 	// An edit makes --detailed-exitcode say "changes" (2).
 	edited := platformFile(t, ns, "  gateway:\n    replicas: 2\n")
@@ -117,7 +117,7 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 
 // doctorCLI runs doctor in each format on a healthy platform: exit 0, and a JUnit
 // report whose counts match its test cases.
-func doctorCLI(t *testing.T, do func(int, ...string) result, ns, file string) {
+func doctorCLI(t *testing.T, do func(int, ...string) result, ns, file, kc string) {
 	t.Helper()
 	r := do(0, "doctor", "-n", ns)
 	if !strings.Contains(r.stdout, "ONTO-WRK-202") || !strings.Contains(r.stdout, "✓") {
@@ -163,6 +163,27 @@ func doctorCLI(t *testing.T, do func(int, ...string) result, ns, file string) {
 	}
 	if suites.Failures != 0 || suites.Tests != cases || cases == 0 {
 		t.Fatalf("junit: tests=%d failures=%d, %d testcases", suites.Tests, suites.Failures, cases)
+	}
+	// -A: every platform of the shared test cluster, ours among them (others' tests
+	// may leave theirs broken, so the exit code is 0 or 1).
+	all := runCmd(t, "doctor", "-A", "-o", "json", kc)
+	var list struct {
+		Platforms []struct {
+			Platform string `json:"platform"`
+			Success  bool   `json:"success"`
+		} `json:"platforms"`
+	}
+	if err := json.Unmarshal([]byte(all.stdout), &list); err != nil || all.code > 1 {
+		t.Fatalf("doctor -A -o json: exit %d, %v\n%s%s", all.code, err, all.stdout, all.stderr)
+	}
+	ours := false
+	for _, p := range list.Platforms {
+		if strings.HasPrefix(p.Platform, ns+"/") {
+			ours = p.Success
+		}
+	}
+	if !ours {
+		t.Fatalf("doctor -A does not report %s as healthy:\n%s", ns, all.stdout)
 	}
 	// --pre of the installed file: the preflight passes on this cluster.
 	do(0, "doctor", "--pre", "-f", file)
