@@ -55,6 +55,8 @@ type config struct {
 	runs       int
 	installs   int
 	upgrade    bool
+	// doctorOnly skips everything but doctor's measurement.
+	doctorOnly bool
 }
 
 func main() {
@@ -66,6 +68,7 @@ func main() {
 	flag.IntVar(&c.runs, "runs", 7, "measured runs of each plan/diff/apply")
 	flag.IntVar(&c.installs, "installs", 3, "full installs from empty")
 	flag.BoolVar(&c.upgrade, "upgrade", true, "measure doctor, an upgrade and a rollback of the example installed by the built binary (its version must have an upgrade)")
+	flag.BoolVar(&c.doctorOnly, "doctor-only", false, "measure doctor alone (on the example installed by the built binary)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -131,6 +134,19 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return cl.DeleteNamespace(ctx, ns, 3*time.Minute)
 	}
 
+	if c.doctorOnly {
+		ns := bench.NamespaceName("bench")
+		namespaces = append(namespaces, ns)
+		d, err := bench.Desired(c.example, ns)
+		if err != nil {
+			return err
+		}
+		bin, err := installWithBinary(ctx, tmp, c.kubeconfig, c.example, ns)
+		if err != nil {
+			return err
+		}
+		return measureDoctor(ctx, out, bin, c.kubeconfig, ns, d.Platform.GetName(), c.runs)
+	}
 	// The first install is also the unchanged platform plan and no-op apply run against.
 	first, ns, err := install()
 	if err != nil {
