@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -110,13 +111,20 @@ func ensureServiceMonitorCRD(t *testing.T, c *testcluster.Cluster) {
 		if _, err := ri.Patch(t.Context(), obj.GetName(), types.ApplyPatchType, js, metav1.PatchOptions{FieldManager: "test", Force: ptr.To(true)}); err != nil {
 			t.Fatal(err)
 		}
+		// Wait until discovery serves the CRD's kind (obj is the CRD: its own kind is
+		// CustomResourceDefinition, always served).
+		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+		gk := schema.GroupKind{Group: group, Kind: kind}
 		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
+		for {
 			cl.Mapper.Reset()
-			if _, err := cl.Mapper.RESTMapping(obj.GroupVersionKind().GroupKind()); err == nil {
-				if _, err := cl.Mapper.KindFor(obj.GroupVersionKind().GroupVersion().WithResource("servicemonitors")); err == nil {
-					return
-				}
+			_, err := cl.Mapper.RESTMapping(gk)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not served 30 s after its CRD was applied: %v", gk, err)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
