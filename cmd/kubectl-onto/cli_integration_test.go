@@ -187,6 +187,12 @@ func doctorCLI(t *testing.T, do func(int, ...string) result, ns, file, kc string
 	}
 	// --pre of the installed file: the preflight passes on this cluster.
 	do(0, "doctor", "--pre", "-f", file)
+	// --pre of a file whose storage class does not exist: exit 1, naming it.
+	bad := platformFile(t, ns+"-pre", "  global:\n    storageClass: no-such-class\n")
+	r = do(1, "doctor", "--pre", "-f", bad)
+	if !strings.Contains(r.stdout, "ONTO-PRE-004") || !strings.Contains(r.stdout, "no-such-class") {
+		t.Fatalf("doctor --pre with a missing storage class:\n%s", r.stdout)
+	}
 	// A check that does not exist is a usage error naming it.
 	r = do(1, "doctor", "-n", ns, "--check", "WRK-999")
 	if !strings.Contains(r.stderr, "WRK-999") {
