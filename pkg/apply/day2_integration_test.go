@@ -70,7 +70,7 @@ func (e *env) applyCtx(ctx context.Context, opts apply.Options, observe func(app
 // the parent is unchanged; the next run must apply them, not fail on the parent.
 func TestApplyConvergesAfterPartialRun(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.mustApply()
 
 	// Renames every hashed ConfigMap: creates and deletes in every plane.
@@ -124,7 +124,7 @@ func TestApplyConvergesAfterPartialRun(t *testing.T) {
 // healthy, and records that, so a CI retry cannot turn a failed deploy green.
 func TestRetriedFailedApplyStillFails(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
 	opts := testOptions()
 	opts.PlaneTimeout = 8 * time.Second
@@ -165,7 +165,7 @@ func meta(st v1alpha1.OntoPlatformStatus, typ string) metav1.ConditionStatus {
 // at the end of the plane timeout.
 func TestApplyCrashLoopFailsEarly(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosCrashLoop)}
 	opts := testOptions()
 	opts.PlaneTimeout = 3 * time.Minute
@@ -204,7 +204,7 @@ func TestApplyCrashLoopFailsEarly(t *testing.T) {
 // lock first: while another run holds it, it fails at once and writes no status.
 func TestApplyRunsUnderTheLock(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.mustApply()
 	before := e.getPlatform()
 	leases := e.cluster.Kube.CoordinationV1().Leases(e.platform.Namespace)
@@ -234,7 +234,7 @@ func TestApplyRunsUnderTheLock(t *testing.T) {
 // with "lost the lock to HOLDER", not "context canceled".
 func TestApplyLostLockNamesTheHolder(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.mustApply()
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
 	opts := testOptions()
@@ -272,7 +272,7 @@ func TestApplyLostLockNamesTheHolder(t *testing.T) {
 // release's upgrade path unless forced.
 func TestApplyRefusesDowngrade(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	cat, err := release.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestApplyRefusesDowngrade(t *testing.T) {
 // parent's second write carries no stale resourceVersion.
 func TestSavedPlanWithDeletes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.platform.Spec.Gateway.Ingress = &v1alpha1.IngressSpec{Enabled: true, Host: "onto.example.com"}
 	e.mustApply()
 	e.platform.Spec.Gateway.Ingress = nil
@@ -339,7 +339,7 @@ func TestSavedPlanWithDeletes(t *testing.T) {
 // refused before any dry-run, naming the platform that owns it.
 func TestSecondPlatformInANamespace(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.mustApply()
 	other := e.platform.DeepCopy()
 	other.Name = "second"
@@ -367,7 +367,7 @@ func TestSecondPlatformInANamespace(t *testing.T) {
 // the inventory, so the next platform there installs without a conflict.
 func TestUninstallReleasesKeptNamespace(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.mustApply()
 	a := &apply.Applier{Clients: e.clients, Now: time.Now}
 	if _, err := a.Uninstall(t.Context(), e.platform.Namespace, e.platform.Name, apply.UninstallOptions{Holder: "test", LockTTL: time.Minute}); err != nil {
@@ -388,7 +388,7 @@ func TestUninstallReleasesKeptNamespace(t *testing.T) {
 // not a degraded platform.
 func TestApplyWithoutWaitRecordsProgressing(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.patches = []render.Patch{chaosPatch(t, "gateway", testcluster.ChaosNeverReady)}
 	opts := testOptions()
 	opts.Wait = false
@@ -418,7 +418,8 @@ func TestApplyWithoutWaitRecordsProgressing(t *testing.T) {
 // message, instead of an empty reason at the end of the plane timeout.
 func TestApplyFailsFastWhenPodsCannotBeCreated(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	// Two infrastructure components: the quota admits one pod and refuses the other's.
+	e := newSmallEnv(t, v1alpha1.ComponentRedis)
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "tight", Namespace: e.platform.Namespace},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}},
@@ -445,7 +446,7 @@ func TestApplyFailsFastWhenPodsCannotBeCreated(t *testing.T) {
 // once, instead of waiting out the lease, and converges.
 func TestApplyAfterKill9(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.mustApply()
 	self := apply.CurrentProcess()
 	if self.Start == "" {
@@ -495,7 +496,7 @@ func TestApplyAfterKill9(t *testing.T) {
 // TestApplyLockWait: --lock-wait waits for a live lease to expire, then runs.
 func TestApplyLockWait(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.mustApply()
 	other := &apply.Lock{Kube: e.cluster.Kube, Namespace: e.platform.Namespace, Name: apply.LockName(e.platform.Name),
 		Holder: "ci-job-7", TTL: 4 * time.Second, Now: time.Now}
@@ -520,7 +521,7 @@ func TestApplyLockWait(t *testing.T) {
 // refused before anything is written, naming the field.
 func TestStatefulSetVolumeGrowth(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	class := testcluster.UniqueName(t, "expandable")
 	sc := &storagev1.StorageClass{
 		ObjectMeta:           metav1.ObjectMeta{Name: class},
@@ -604,7 +605,7 @@ func TestStatefulSetVolumeGrowth(t *testing.T) {
 // refuses the growth at plan time.
 func TestStatefulSetVolumeGrowthNeedsExpansion(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.platform.Spec.Infrastructure.Postgres.Storage = ptr.To(resource.MustParse("10Gi"))
 	e.mustApply()
 	e.platform.Spec.Infrastructure.Postgres.Storage = ptr.To(resource.MustParse("20Gi"))
@@ -620,7 +621,7 @@ func TestStatefulSetVolumeGrowthNeedsExpansion(t *testing.T) {
 // a conflict to force.
 func TestAutoscalingTurnedOff(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	gw := &e.platform.Spec.Gateway
 	gw.Replicas = nil
 	gw.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: 2, MaxReplicas: 5, TargetCPUUtilization: 80,
@@ -649,7 +650,7 @@ func TestAutoscalingTurnedOff(t *testing.T) {
 // adopted (labelled, then updated and prunable) with it.
 func TestAdoptUnownedObject(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	ns := e.platform.Namespace
 	sa, err := e.cluster.Kube.CoreV1().ServiceAccounts(ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gateway", Namespace: ns}}, metav1.CreateOptions{})
 	if err != nil {
@@ -703,7 +704,7 @@ func TestAdoptUnownedObject(t *testing.T) {
 // another machine renders the same objects.
 func TestSpecPatchesTravelWithThePlatform(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	e.platform.Spec.Patches = []v1alpha1.Patch{{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: gateway\n  annotations:\n    example.com/owner: platform-team\n"}}
 	e.mustConverge()
 	d, err := e.cluster.Kube.AppsV1().Deployments(e.platform.Namespace).Get(t.Context(), "gateway", metav1.GetOptions{})
@@ -720,7 +721,8 @@ func TestSpecPatchesTravelWithThePlatform(t *testing.T) {
 // Secret): the missing key is added, masked in the plan, and no existing value changes.
 func TestGeneratedSecretGetsNewKeys(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	// minio's generated Secret has several keys, one of which the test drops.
+	e := newSmallEnv(t, v1alpha1.ComponentMinio)
 	e.mustApply()
 	secrets := e.cluster.Kube.CoreV1().Secrets(e.platform.Namespace)
 	before, err := secrets.Get(t.Context(), "minio", metav1.GetOptions{})
@@ -764,7 +766,7 @@ func TestGeneratedSecretGetsNewKeys(t *testing.T) {
 // admission's message.
 func TestApplyFailsFastWhenPodSecurityForbidsPods(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "minimal.yaml")
+	e := newSmallEnv(t)
 	ps, err := render.LoadPatches("privileged", []byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:
