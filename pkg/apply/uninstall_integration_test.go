@@ -28,7 +28,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
-// uninstallFixture is a minimal platform installed in a fresh namespace.
+// uninstallFixture is a platform installed in a fresh namespace.
 type uninstallFixture struct {
 	cluster  *testcluster.Cluster
 	clients  *kube.Clients
@@ -36,12 +36,35 @@ type uninstallFixture struct {
 	ns       string
 }
 
-// installMinimal applies examples/minimal.yaml, as the platform "onto-dev" of a fresh
-// namespace, through the library path apply uses.
-func installMinimal(t *testing.T) *uninstallFixture {
+// uninstallComponents are the components of the minimal example the uninstall tests
+// install: one or two in every plane, so the reverse order has each plane to order,
+// and both generated Secrets (postgres, minio), which uninstall keeps and
+// --delete-data deletes.
+var uninstallComponents = []string{v1alpha1.ComponentPostgres, v1alpha1.ComponentMinio,
+	v1alpha1.ComponentOntologyService, v1alpha1.ComponentDataService,
+	v1alpha1.ComponentAgentRuntime, v1alpha1.ComponentGateway}
+
+// install applies examples/minimal.yaml with only the uninstallComponents, as the
+// platform "onto-dev" of a fresh namespace, through the library path apply uses. The
+// namespace exists beforehand, as one a user made, unless newNamespace: then apply
+// creates it.
+func install(t *testing.T, newNamespace bool) *uninstallFixture {
 	t.Helper()
-	c, clients, p := ontotest.InstallExample(t, "minimal.yaml")
-	return &uninstallFixture{cluster: c, clients: clients, platform: p, ns: p.Namespace}
+	c := testcluster.New(t)
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns string
+	if newNamespace {
+		ns = c.NewNamespaceName(t)
+	} else {
+		ns = c.Namespace(t)
+	}
+	p := ontotest.Example(t, "minimal.yaml", ns)
+	keep(&p.Spec, uninstallComponents)
+	ontotest.Install(t, clients, p)
+	return &uninstallFixture{cluster: c, clients: clients, platform: p, ns: ns}
 }
 
 // uninstall runs Uninstall and records its events.
@@ -144,7 +167,7 @@ func planeOrder(t *testing.T, events []apply.Event) []string {
 }
 
 func TestUninstallReverseOrderKeepsData(t *testing.T) {
-	f := installMinimal(t)
+	f := install(t, false)
 	f.foreignConfigMap(t)
 	pvcsBefore := f.pvcs(t)
 	if len(pvcsBefore) == 0 {
@@ -227,13 +250,7 @@ func TestUninstallDeleteData(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var f *uninstallFixture
-			if tc.existing {
-				f = installMinimal(t)
-			} else {
-				c, clients, p := ontotest.InstallExampleNewNamespace(t, "minimal.yaml")
-				f = &uninstallFixture{cluster: c, clients: clients, platform: p, ns: p.Namespace}
-			}
+			f := install(t, !tc.existing)
 			if tc.foreign {
 				f.foreignConfigMap(t)
 			}
