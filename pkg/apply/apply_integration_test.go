@@ -249,6 +249,7 @@ func (e *env) getPlatform() *v1alpha1.OntoPlatform {
 // then checks the lifecycle promises around it: plane order, status, a plan of zero
 // changes, a second apply without a single write, and an HPA's replicas left alone.
 func TestApplyProductionExample(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "platform.yaml")
 	events := e.mustApply()
 
@@ -320,6 +321,7 @@ func TestApplyProductionExample(t *testing.T) {
 // TestPlanEditAndPrune: one edited field is exactly one update; a removed component is
 // exactly its deletes, and apply prunes those and nothing else.
 func TestPlanEditAndPrune(t *testing.T) {
+	t.Parallel()
 	e := newSmallEnv(t)
 	e.platform.Spec.Gateway.Replicas = ptr.To[int32](2)
 	e.mustApply()
@@ -389,6 +391,7 @@ func TestPlanEditAndPrune(t *testing.T) {
 // TestApplyStopsAtUnhealthyPlane: pods that cannot be scheduled stop the run in their
 // plane, with the reason, and later planes are never created.
 func TestApplyStopsAtUnhealthyPlane(t *testing.T) {
+	t.Parallel()
 	// reasoning-service is the intelligence plane's, between the data and gateway planes.
 	e := newSmallEnv(t, v1alpha1.ComponentReasoningService)
 	e.platform.Spec.IntelligencePlane.ReasoningService.GPU = &v1alpha1.GPUSpec{Enabled: true, Count: 16, ResourceName: "nvidia.com/gpu"}
@@ -417,6 +420,7 @@ func TestApplyStopsAtUnhealthyPlane(t *testing.T) {
 // TestApplyLock: a held lease makes a second apply fail at once; an expired one is
 // taken over.
 func TestApplyLock(t *testing.T) {
+	t.Parallel()
 	e := newSmallEnv(t)
 	ns := e.platform.Namespace
 	leases := e.cluster.Kube.CoordinationV1().Leases(ns)
@@ -457,6 +461,7 @@ func TestApplyLock(t *testing.T) {
 // TestSavedPlanRefusedWhenClusterChanged: a plan saved before someone else changed an
 // object is refused, so what runs is what was reviewed.
 func TestSavedPlanRefusedWhenClusterChanged(t *testing.T) {
+	t.Parallel()
 	e := newSmallEnv(t)
 	e.mustApply()
 	e.platform.Spec.Gateway.Replicas = ptr.To[int32](2)
@@ -478,6 +483,7 @@ func TestSavedPlanRefusedWhenClusterChanged(t *testing.T) {
 // TestConflictWithAnotherManager: a field another manager owns shows as a conflict in
 // the plan, stops apply before any write, and --force-conflicts takes it over.
 func TestConflictWithAnotherManager(t *testing.T) {
+	t.Parallel()
 	e := newSmallEnv(t)
 	e.mustApply()
 	ns := e.platform.Namespace
@@ -524,6 +530,7 @@ func runtimeFromUnstructured(u *unstructured.Unstructured, into any) error {
 // range, through a user patch) stops the run after the namespace is created and before
 // any plane object is written.
 func TestApplyRejectedObjectWritesNoPlane(t *testing.T) {
+	t.Parallel()
 	e := newSmallEnv(t)
 	ns := testcluster.UniqueName(t, "fresh")
 	e.platform.Namespace = ns
@@ -580,6 +587,7 @@ func (e *env) mustConverge() {
 // TestApplyEdits walks edits that move objects between planes' slices, drop a kind,
 // hand replicas to an autoscaler and disable a stateful component, converging after each.
 func TestApplyEdits(t *testing.T) {
+	t.Parallel()
 	e := newSmallEnv(t)
 	ns := e.platform.Namespace
 	e.platform.Spec.Gateway.Replicas = ptr.To[int32](3)
@@ -652,6 +660,7 @@ func TestApplyEdits(t *testing.T) {
 // TestPlanObjectOfAnotherPlatform: an object with a rendered name that belongs to
 // another platform's inventory is a conflict, not a silent takeover.
 func TestPlanObjectOfAnotherPlatform(t *testing.T) {
+	t.Parallel()
 	e := newSmallEnv(t)
 	ns := e.platform.Namespace
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gateway", Namespace: ns,
@@ -679,6 +688,7 @@ func TestPlanObjectOfAnotherPlatform(t *testing.T) {
 // whose lease was taken over learns it from KeepAlive and its release leaves the new
 // holder's lease alone.
 func TestLockLease(t *testing.T) {
+	t.Parallel()
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	clock := time.Now()

@@ -167,6 +167,7 @@ func planeOrder(t *testing.T, events []apply.Event) []string {
 }
 
 func TestUninstallReverseOrderKeepsData(t *testing.T) {
+	t.Parallel()
 	f := install(t, false)
 	f.foreignConfigMap(t)
 	pvcsBefore := f.pvcs(t)
@@ -235,6 +236,7 @@ func TestUninstallReverseOrderKeepsData(t *testing.T) {
 }
 
 func TestUninstallDeleteData(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// foreign adds an object the platform does not own, which must keep the
@@ -250,6 +252,7 @@ func TestUninstallDeleteData(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := install(t, !tc.existing)
 			if tc.foreign {
 				f.foreignConfigMap(t)
@@ -292,6 +295,7 @@ func TestUninstallDeleteData(t *testing.T) {
 }
 
 func TestUninstallMissingPlatform(t *testing.T) {
+	t.Parallel()
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	clients, err := kube.New(c.Config)
