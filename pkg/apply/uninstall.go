@@ -9,6 +9,8 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -53,7 +56,13 @@ type UninstallResult struct {
 //
 // A dry run returns the plan after at most a server-side dry-run of each delete.
 func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts UninstallOptions) (*UninstallResult, error) {
-	if opts.DryRun != DryRunClient && opts.DryRun != DryRunServer {
+	// unlocked is ctx without the lock: deleting the namespace deletes the lock's
+	// Lease with it, so that step runs after releasing the lock, lest the keep-alive
+	// see its lease vanish and cancel the run as a lost lock.
+	unlocked := ctx
+	releaseLock := func() {}
+	writing := opts.DryRun != DryRunClient && opts.DryRun != DryRunServer
+	if writing {
 		// The plan is made under the lock: a run that held it (--lock-wait) may have
 		// created objects a plan made before could not see. Only the name is needed
 		// to take it.
@@ -66,7 +75,9 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		if err != nil {
 			return nil, err
 		}
-		defer release()
+		var once sync.Once
+		releaseLock = func() { once.Do(release) }
+		defer releaseLock()
 		namespace, name = parent.GetNamespace(), parent.GetName()
 	}
 	p, err := a.PlanUninstall(ctx, namespace, name, opts)
@@ -82,7 +93,20 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		a.emit(Event{Type: EventObjectKept, Object: k.Object.String(), Message: k.Reason})
 	}
 	for _, step := range p.Steps {
-		if err := a.deleteStep(ctx, p, step, opts, res); err != nil {
+		if step.Plane == plan.PlatformPlane && writing {
+			// Without a reconciler to remove it, the watch's finalizer would keep
+			// the OntoPlatform Terminating for ever: this run did its work.
+			if err := a.RemoveFinalizer(ctx, p.Platform.Namespace, p.Platform.Name); err != nil {
+				return res, err
+			}
+		}
+		stepCtx := ctx
+		if step.Plane == namespaceStep && writing {
+			// The OntoPlatform is gone: nothing is left for another run to race.
+			releaseLock()
+			stepCtx = unlocked
+		}
+		if err := a.deleteStep(stepCtx, p, step, opts, res); err != nil {
 			a.emit(Event{Type: EventPlaneFailed, Plane: step.Plane, Message: err.Error()})
 			return res, err
 		}
@@ -94,6 +118,35 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects deleted, %d kept", res.Deleted, len(p.Kept))})
 	}
 	return res, nil
+}
+
+// RemoveFinalizer takes the watch reconciler's Finalizer off the OntoPlatform
+// namespace/name, if it is there (a JSON patch tested against the list it read, so a
+// concurrent change of the finalizers fails instead of being overwritten).
+func (a *Applier) RemoveFinalizer(ctx context.Context, namespace, name string) error {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
+	obj.SetNamespace(namespace)
+	ri, err := a.Clients.Resource(obj)
+	if err != nil {
+		return err
+	}
+	live, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	i := slices.Index(live.GetFinalizers(), Finalizer)
+	if i < 0 {
+		return nil
+	}
+	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, Finalizer, i)
+	if _, err := ri.Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: a.fieldManager()}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer %s from OntoPlatform %s/%s: %w", Finalizer, namespace, name, err)
+	}
+	return nil
 }
 
 // releaseKeptNamespace takes the kept namespace out of the deleted platform's

@@ -52,7 +52,16 @@ type UninstallOptions struct {
 	LockTTL  time.Duration
 	LockWait time.Duration
 	Holder   string
+	// Finalizing is the watch reconciler's uninstall of an OntoPlatform being deleted:
+	// everything but the OntoPlatform goes, and the caller then removes its finalizer,
+	// which lets the deletion finish.
+	Finalizing bool
 }
+
+// Finalizer is the watch reconciler's finalizer on an OntoPlatform: deleting the
+// object runs the ordered uninstall first. The CLI's uninstall removes it too, after
+// its own, so nothing hangs Terminating when no reconciler runs.
+const Finalizer = "onto.paas/uninstall"
 
 // instanceLabel carries the platform name on every object it renders, PVCs made from
 // volumeClaimTemplates included (they carry no inventory label).
@@ -64,6 +73,8 @@ const (
 	UnlabelledPlane = "unlabelled"
 	// DataStep deletes PersistentVolumeClaims and generated Secrets (--delete-data).
 	DataStep = "persistent-data"
+	// namespaceStep deletes the namespace apply created (--delete-data), last.
+	namespaceStep = "namespace"
 )
 
 // UninstallPlan is what an uninstall deletes, in order, and what it keeps. Its JSON
@@ -187,7 +198,9 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 			p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(d), Reason: keptReason(d)})
 		}
 	}
-	p.addStep(plan.PlatformPlane, []*unstructured.Unstructured{parent})
+	if !opts.Finalizing {
+		p.addStep(plan.PlatformPlane, []*unstructured.Unstructured{parent})
+	}
 
 	if nsObj != nil {
 		// Kept or not, the uninstall needs it: a kept one leaves the inventory.
@@ -211,7 +224,7 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 				p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(nsObj),
 					Reason: fmt.Sprintf("it holds objects this platform does not own: %s%s", strings.Join(foreign, ", "), more)})
 			} else {
-				p.addStep("namespace", []*unstructured.Unstructured{nsObj})
+				p.addStep(namespaceStep, []*unstructured.Unstructured{nsObj})
 			}
 		}
 	}
