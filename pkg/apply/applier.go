@@ -13,9 +13,11 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,6 +85,31 @@ type Options struct {
 	// Only limits planning (and so writing) to the objects it accepts; others that
 	// exist are taken as unchanged (plan.Planner.Only). nil plans everything.
 	Only func(*unstructured.Unstructured) bool
+	// Reconcile is the watch reconciler's run. The CRD and the OntoPlatform's spec
+	// are not written (users and GitOps own them: the parent gets only its inventory
+	// annotations, by merge patch), and nothing is waited for: after writing a plane,
+	// or finding nothing to write, a plane whose workloads are not ready now stops the
+	// run with a *PlaneNotReadyError, and the reconciler comes back when they change
+	// instead of blocking a worker. A revision is recorded only when a changed spec
+	// converges, not for each repair of drift.
+	Reconcile bool
+	// Generation is the OntoPlatform generation the run rendered, when the caller
+	// read it from the cluster (Reconcile): the status records that one, since the
+	// live object may have moved on while the run wrote. 0 records the live one (the
+	// CLI applies the spec itself).
+	Generation int64
+}
+
+// PlaneNotReadyError stops a Reconcile run at the first plane whose workloads are not
+// ready: the later planes wait for it, as in an apply that waits.
+type PlaneNotReadyError struct {
+	Plane string
+	// NotReady names the components not ready, with why.
+	NotReady string
+}
+
+func (e *PlaneNotReadyError) Error() string {
+	return fmt.Sprintf("plane %s is not ready yet: %s", e.Plane, e.NotReady)
 }
 
 // DefaultOptions are the options of `kubectl onto apply` without flags.
@@ -158,7 +185,7 @@ func (a *Applier) logger() *slog.Logger {
 // it is not: apply means "this spec, healthy", so a retried failed run stays failed.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, KeepPlatformObjects: opts.Reconcile}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no
@@ -365,7 +392,7 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 	if len(pruneKinds) > 0 || parent.Action != plan.ActionUnchanged {
 		first := parent
 		first.Desired = withKinds(d.Platform, pruneKinds)
-		if err := a.applyOne(ctx, first, opts); err != nil {
+		if err := a.applyParent(ctx, first, opts); err != nil {
 			return &ApplyError{Plane: plan.PlatformPlane, Object: parent.Object.String(), Err: err}
 		}
 		res.Applied++
@@ -386,8 +413,53 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 		// The parent was just written by this run: its planned resourceVersion is
 		// stale, and the lock already keeps others out.
 		opts.Preconditions = false
-		if err := a.applyOne(ctx, parent, opts); err != nil {
+		if err := a.applyParent(ctx, parent, opts); err != nil {
 			return &ApplyError{Plane: plan.PlatformPlane, Object: parent.Object.String(), Err: err}
+		}
+	}
+	return nil
+}
+
+// applyParent writes the OntoPlatform: applied like any object, or in a Reconcile run
+// only its inventory labels and annotations, by merge patch. A server-side apply of
+// the metadata alone by the same field manager would remove the spec fields the CLI
+// applied under it.
+func (a *Applier) applyParent(ctx context.Context, c plan.Change, opts Options) error {
+	if !opts.Reconcile {
+		return a.applyOne(ctx, c, opts)
+	}
+	ri, err := a.Clients.Resource(c.Desired)
+	if err != nil {
+		return err
+	}
+	meta := map[string]any{"labels": c.Desired.GetLabels(), "annotations": c.Desired.GetAnnotations()}
+	data, err := json.Marshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, c.Desired.GetName(), types.MergePatchType, data, metav1.PatchOptions{FieldManager: a.fieldManager()})
+	return err
+}
+
+// checkReady is a Reconcile run's check of one plane, or of all (plane ""): the
+// workloads as they are now, without waiting.
+func (a *Applier) checkReady(ctx context.Context, d *plan.Desired, plane string) error {
+	for _, pl := range d.Planes {
+		if plane != "" && string(pl.Name) != plane {
+			continue
+		}
+		comps, err := health.ObserveComponents(ctx, a.Clients, pl.Objects)
+		if err != nil {
+			return err
+		}
+		var notReady []string
+		for _, c := range comps {
+			if !c.Ready {
+				notReady = append(notReady, fmt.Sprintf("%s %d/%d %s", c.Name, c.ReadyReplicas, c.DesiredReplicas, c.Message))
+			}
+		}
+		if len(notReady) > 0 {
+			return &PlaneNotReadyError{Plane: string(pl.Name), NotReady: strings.Join(notReady, "; ")}
 		}
 	}
 	return nil
@@ -396,6 +468,9 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 // checkHealth is the no-change path: nothing to write, so wait, plane by plane, until
 // the platform's workloads are healthy, within the same timeouts as a writing run.
 func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options) error {
+	if opts.Reconcile {
+		return a.checkReady(ctx, d, "")
+	}
 	if !opts.Wait {
 		return nil
 	}

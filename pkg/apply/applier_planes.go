@@ -46,7 +46,11 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 			}
 			res.Applied += len(wave)
 		}
-		if opts.Wait {
+		if opts.Reconcile {
+			if err := a.checkReady(ctx, d, pl.Name); err != nil {
+				return err
+			}
+		} else if opts.Wait {
 			if err := a.waitPlane(ctx, d, pl.Name, opts, false); err != nil {
 				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
 				return err

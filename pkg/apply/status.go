@@ -9,6 +9,7 @@ package apply
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -52,9 +53,13 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	}
 	next := *current.Status.DeepCopy()
 	now := metav1.NewTime(a.now())
+	generation := current.Generation
+	if opts.Generation > 0 {
+		generation = opts.Generation
+	}
 	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
-			Message: msg, ObservedGeneration: current.Generation, LastTransitionTime: now})
+			Message: msg, ObservedGeneration: generation, LastTransitionTime: now})
 	}
 
 	if starting {
@@ -77,7 +82,17 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	ready, total := health.CountReady(comps)
 	next.ReadyComponents = fmt.Sprintf("%d/%d", ready, total)
 	set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "")
+	var planeNotReady *PlaneNotReadyError
 	switch {
+	case errors.As(applyErr, &planeNotReady):
+		// A reconciler's run that stopped at a plane still rolling out: progress, not
+		// a failure; the reconciler comes back.
+		if next.Version == "" {
+			next.Phase = v1alpha1.PhaseInstalling
+		}
+		msg := fmt.Sprintf("%d/%d components ready; %s", ready, total, planeNotReady.Error())
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, msg)
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonRollingOut, msg)
 	case applyErr == nil && ready < total && !opts.Wait && writes(p, opts):
 		// Not waited for: pods still starting are a rollout in progress, not a failure.
 		if next.Version == "" {
@@ -98,7 +113,7 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	default:
 		next.Phase = v1alpha1.PhaseRunning
 		next.Version = d.Version
-		next.ObservedGeneration = current.Generation
+		next.ObservedGeneration = generation
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
 	}
@@ -110,8 +125,14 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	// A revision is every run that wrote, and a run that wrote nothing but found the
 	// spec healthy for the first time (after a run that was killed, or failed, once
 	// its objects were written): its spec is then installed, and rollback needs it.
-	converged := applyErr == nil && next.Phase == v1alpha1.PhaseRunning && current.Status.ObservedGeneration != current.Generation
-	if (writes(p, opts) || converged) && !opts.SkipRevision {
+	converged := applyErr == nil && next.Phase == v1alpha1.PhaseRunning && current.Status.ObservedGeneration != generation
+	record := writes(p, opts) || converged
+	if opts.Reconcile {
+		// A reconciler's repairs of drift are not revisions; a changed spec is, once
+		// it converged.
+		record = converged
+	}
+	if record && !opts.SkipRevision {
 		rev := v1alpha1.Revision{Version: d.Version, Time: now, Action: opts.Action,
 			Result: resultOf(applyErr), Message: errMessage(applyErr)}
 		// A successful revision keeps what it was rendered from (spec with patches,

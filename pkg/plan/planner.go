@@ -50,6 +50,10 @@ type Planner struct {
 	// are still planned as creates). An upgrade's step plans only the component it
 	// moves; the step that ends it plans everything.
 	Only func(*unstructured.Unstructured) bool
+	// KeepPlatformObjects plans the CRD and the OntoPlatform as unchanged when they
+	// exist, without a request: the watch reconciler never writes them (users and
+	// GitOps own the spec), and the CRD's dry-run is a plan's slowest request.
+	KeepPlatformObjects bool
 }
 
 // Plan compares d with the cluster: one server-side apply dry-run per object, one list
@@ -88,7 +92,9 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	defer func() { _ = g.Wait() }()
 	defer cancel() // first: an early return stops the dry-runs in flight, then waits for them
 	platformPlane := PlanePlan{Name: PlatformPlane, Changes: []Change{createChange(d.CRD), createChange(d.Platform)}}
-	if crdExists {
+	if crdExists && pl.KeepPlatformObjects {
+		platformPlane.Changes[0] = Change{Object: RefOf(d.CRD), ResourceVersion: crdLive.GetResourceVersion(), Action: ActionUnchanged}
+	} else if crdExists {
 		g.Go(func() error {
 			ch, err := pl.planObject(gctx, d.CRD, crdLive, "", nil)
 			if err != nil {
@@ -113,7 +119,9 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 		p.UpgradeTo, _, _ = unstructured.NestedString(parent.Object, "status", "upgrade", "to")
 	}
 
-	if crdExists && nsExists {
+	if parent := live[RefOf(d.Platform).key()]; parent != nil && pl.KeepPlatformObjects {
+		platformPlane.Changes[1] = Change{Object: RefOf(d.Platform), ResourceVersion: parent.GetResourceVersion(), Action: ActionUnchanged}
+	} else if crdExists && nsExists {
 		g.Go(func() error {
 			ch, err := pl.planObject(gctx, d.Platform, live[RefOf(d.Platform).key()], "", nil)
 			if err != nil {
