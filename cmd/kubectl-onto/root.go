@@ -167,6 +167,7 @@ shared one; a shared -o a command does not have is ignored there.`,
 		NewCmdUpgrade(g),
 		NewCmdRollback(g),
 		NewCmdDoctor(g),
+		NewCmdWatch(g),
 	)
 	registerCompletions(cmd, g)
 	return cmd

@@ -1,0 +1,180 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/coomia-dip/kubectl-onto/internal/controller"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+)
+
+// WatchOptions are the options of `kubectl onto watch`.
+type WatchOptions struct {
+	*GlobalOptions
+	// Namespaces to watch; AllNamespaces watches every one. Neither: -n or the
+	// context's namespace.
+	Namespaces    []string
+	AllNamespaces bool
+	Drift         string
+	// AuditLog is a file for one JSON line per change ("-": stdout).
+	AuditLog                string
+	MaxConcurrentReconciles int
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	MetricsBindAddress      string
+	HealthProbeBindAddress  string
+	LockTTL                 time.Duration
+
+	namespaces []string
+}
+
+// NewCmdWatch returns `kubectl onto watch`.
+func NewCmdWatch(g *GlobalOptions) *cobra.Command {
+	o := &WatchOptions{GlobalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Keep platforms at their declared state: repair drift, finish rollouts, uninstall on delete",
+		Long: `Watch runs the reconciler: it watches the OntoPlatforms of the namespace (-n,
+--namespaces, or -A for all) and the objects they own, and brings each platform back
+to its declared state: an object deleted or changed by hand is applied again (only the
+fields this tool applies; autoscalers keep their replicas), a changed spec is applied
+plane by plane, a new spec.version is upgraded component by component, and deleting an
+OntoPlatform uninstalls it in reverse plane order (volumes and credentials kept).
+
+It writes with the same code, field manager (kubectl-onto) and lock as the CLI: while
+a CLI run holds a platform's lock, watch leaves that platform alone and comes back
+after it. It never writes the CRD or an OntoPlatform's spec; a failed upgrade is not
+retried by itself (kubectl onto upgrade resumes it, or rollback undoes it).
+
+A healthy platform is checked every 5 minutes; an object's change brings it back at
+once. --drift=report records drift (Events, --audit-log) without repairing it.
+--leader-elect lets several replicas run, one of them writing. Ctrl-C stops it.`,
+		Example: `  kubectl onto watch -n onto-system
+  kubectl onto watch -A --audit-log audit.jsonl
+  kubectl onto watch -A --leader-elect --metrics-bind-address :8080 --health-probe-bind-address :8081   # in-cluster
+  kubectl onto watch -n onto-system --drift=report`,
+		Args: cobra.NoArgs,
+		RunE: runCommand(o),
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Namespaces, "namespaces", nil, "Namespaces to watch (comma-separated); default -n or the context's namespace")
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Watch every namespace")
+	f.StringVar(&o.Drift, "drift", string(controller.DriftRepair), "repair|report: what to do about objects that differ from the applied spec")
+	f.StringVar(&o.AuditLog, "audit-log", "", "Append one JSON line per change to this file (- is stdout)")
+	f.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "Platforms reconciled at once")
+	f.BoolVar(&o.LeaderElect, "leader-elect", false, "Run as one of several replicas: only the leader writes")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the first watched namespace)")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "0", "Serve Prometheus metrics here (:8080); 0 is off")
+	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "0", "Serve /healthz and /readyz here (:8081); 0 is off")
+	f.DurationVar(&o.LockTTL, "lock-ttl", apply.DefaultOptions().LockTTL, "How long a platform's lock lives without renewal, should this process die")
+	return cmd
+}
+
+// Complete resolves the namespaces.
+func (o *WatchOptions) Complete(_ []string) error {
+	switch {
+	case o.AllNamespaces:
+	case len(o.Namespaces) > 0:
+		o.namespaces = o.Namespaces
+	default:
+		ns, err := o.currentNamespace()
+		if err != nil {
+			return err
+		}
+		o.namespaces = []string{ns}
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *WatchOptions) Validate() error {
+	if o.AllNamespaces && len(o.Namespaces) > 0 {
+		return fmt.Errorf("--all-namespaces and --namespaces exclude each other")
+	}
+	switch controller.DriftMode(o.Drift) {
+	case controller.DriftRepair, controller.DriftReport:
+	default:
+		return fmt.Errorf("invalid --drift %q: use repair or report", o.Drift)
+	}
+	if o.MaxConcurrentReconciles < 1 {
+		return fmt.Errorf("--max-concurrent-reconciles must be at least 1, not %d", o.MaxConcurrentReconciles)
+	}
+	if o.LeaderElect && o.LeaderElectionNamespace == "" && len(o.namespaces) == 0 {
+		return fmt.Errorf("--leader-elect with --all-namespaces needs --leader-election-namespace for its Lease")
+	}
+	return nil
+}
+
+// Run runs the reconciler until ctx ends (Ctrl-C, SIGTERM).
+func (o *WatchOptions) Run(ctx context.Context) error {
+	clients, err := o.Clients()
+	if err != nil {
+		return err
+	}
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	catalog, err := o.Catalog()
+	if err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if o.Verbosity > 0 {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: level}))
+	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
+
+	var audit *controller.AuditLog
+	switch o.AuditLog {
+	case "":
+	case "-":
+		audit = controller.NewAuditLog(o.Out)
+	default:
+		f, err := os.OpenFile(o.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("--audit-log: %w", err)
+		}
+		defer f.Close()
+		audit = controller.NewAuditLog(io.Writer(f))
+	}
+	electionNS := o.LeaderElectionNamespace
+	if electionNS == "" && len(o.namespaces) > 0 {
+		electionNS = o.namespaces[0]
+	}
+	holder := "watch/" + apply.DefaultHolder()
+	mgr, err := controller.NewManager(cfg, clients, controller.Options{
+		Namespaces: o.namespaces, Drift: controller.DriftMode(o.Drift), MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		LeaderElect: o.LeaderElect, LeaderElectionNamespace: electionNS,
+		MetricsBindAddress: o.MetricsBindAddress, HealthProbeBindAddress: o.HealthProbeBindAddress,
+		Audit: audit, Holder: holder, LockTTL: o.LockTTL, Catalog: catalog, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	where := "every namespace"
+	if len(o.namespaces) > 0 {
+		where = "namespaces " + strings.Join(o.namespaces, ", ")
+	}
+	log.Info("watching OntoPlatforms", "in", where, "drift", o.Drift, "holder", holder)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	return nil
+}

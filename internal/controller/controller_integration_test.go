@@ -1,0 +1,284 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controller_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/controller"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	testcluster.Main(m)
+}
+
+// small keeps five components of the minimal example: a StatefulSet (postgres) and
+// Deployments over four planes.
+func small(s *v1alpha1.OntoPlatformSpec) {
+	off := ptrTo(false)
+	s.Infrastructure.Kafka.Enabled, s.Infrastructure.Minio.Enabled, s.Infrastructure.Redis.Enabled = off, off, off
+	s.ControlPlane.SchemaRegistry.Enabled, s.ControlPlane.AuthService.Enabled = off, off
+	s.IntelligencePlane.AgentRuntime.Enabled, s.IntelligencePlane.ReasoningService.Enabled = off, off
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// syncBuffer is an audit log the test reads while the manager writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type watchEnv struct {
+	t       *testing.T
+	c       *testcluster.Cluster
+	clients *kube.Clients
+	p       *v1alpha1.OntoPlatform
+	audit   *syncBuffer
+}
+
+// startWatch installs the small platform with the CLI's library path, then runs a
+// watch of its namespace in-process until the test ends.
+func startWatch(t *testing.T) *watchEnv {
+	t.Helper()
+	c := testcluster.New(t)
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
+	small(&p.Spec)
+	ontotest.Install(t, clients, p)
+	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}}
+	mgr, err := controller.NewManager(c.Config, clients, controller.Options{
+		Namespaces: []string{p.Namespace}, Drift: controller.DriftRepair, Audit: controller.NewAuditLog(e.audit),
+		Holder: "watch-test", LockTTL: 15 * time.Second, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})), Catalog: ontotest.Catalog(t), MaxConcurrentReconciles: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return e
+}
+
+func (e *watchEnv) eventually(what string, timeout time.Duration, cond func() (bool, error)) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: not within %s (last error: %v)\naudit log:\n%s", what, timeout, err, e.audit.String())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (e *watchEnv) deployment(name string) (*appsv1.Deployment, error) {
+	return e.clients.Kube.AppsV1().Deployments(e.p.Namespace).Get(e.t.Context(), name, metav1.GetOptions{})
+}
+
+func (e *watchEnv) live() *v1alpha1.OntoPlatform {
+	return ontotest.Live(e.t, e.clients, e.p.Namespace, e.p.Name)
+}
+
+// TestWatchKeepsThePlatform: the watch adds its finalizer, recreates a deleted
+// Deployment, takes back an image another manager set (audit line, Event), applies a
+// spec edited in the cluster (GitOps) and leaves alone what a CLI run applied, then
+// uninstalls the platform when it is deleted, keeping its volumes.
+func TestWatchKeepsThePlatform(t *testing.T) {
+	t.Parallel()
+	e := startWatch(t)
+	ctx := t.Context()
+	ns := e.p.Namespace
+
+	e.eventually("finalizer added", 30*time.Second, func() (bool, error) {
+		return contains(e.live().Finalizers, apply.Finalizer), nil
+	})
+
+	t.Run("deleted deployment is recreated", func(t *testing.T) {
+		old, err := e.deployment("gateway")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.clients.Kube.AppsV1().Deployments(ns).Delete(ctx, "gateway", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("gateway recreated", 60*time.Second, func() (bool, error) {
+			d, err := e.deployment("gateway")
+			return err == nil && d.UID != old.UID, err
+		})
+	})
+
+	t.Run("image set by another manager is taken back", func(t *testing.T) {
+		want, err := e.deployment("nessie")
+		if err != nil {
+			t.Fatal(err)
+		}
+		image := want.Spec.Template.Spec.Containers[0].Image
+		patch := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "nessie", "namespace": ns},
+			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				"containers": []any{map[string]any{"name": "nessie", "image": "example.com/other:1"}},
+			}}},
+		}}
+		if _, err := e.clients.Dynamic.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace(ns).
+			Apply(ctx, "nessie", patch, metav1.ApplyOptions{FieldManager: "other-tool", Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("nessie's image taken back", 60*time.Second, func() (bool, error) {
+			d, err := e.deployment("nessie")
+			return err == nil && d.Spec.Template.Spec.Containers[0].Image == image, err
+		})
+		e.eventually("audit line for nessie", 10*time.Second, func() (bool, error) {
+			return strings.Contains(e.audit.String(), `"object":"Deployment `+ns+`/nessie"`), nil
+		})
+		e.eventually("an Event on the platform", 10*time.Second, func() (bool, error) {
+			list, err := e.clients.Kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + e.p.Name})
+			if err != nil {
+				return false, err
+			}
+			for _, ev := range list.Items {
+				if ev.Reason == "Reconciled" && strings.Contains(ev.Note, "nessie") {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	})
+
+	t.Run("spec edited in the cluster is applied", func(t *testing.T) {
+		patch := []byte(`{"spec":{"gateway":{"replicas":2}}}`)
+		ri, err := e.clients.Resource(platformObject(e.p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ri.Patch(ctx, e.p.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "gitops"}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("gateway at 2 replicas, platform converged", 90*time.Second, func() (bool, error) {
+			d, err := e.deployment("gateway")
+			if err != nil {
+				return false, err
+			}
+			p := e.live()
+			return *d.Spec.Replicas == 2 && p.Status.ObservedGeneration == p.Generation && p.Status.Phase == v1alpha1.PhaseRunning, nil
+		})
+		// The converged spec is a revision, so later passes render it.
+		if h := e.live().Status.History; len(h) == 0 || h[len(h)-1].Action != "watch" || h[len(h)-1].Snapshot == "" {
+			t.Fatalf("history after the watch applied a spec change: %+v", h)
+		}
+	})
+
+	t.Run("a CLI run beside the watch", func(t *testing.T) {
+		// The file as the cluster holds it (the gateway's replicas are gitops's now),
+		// with one more nessie.
+		p := e.live()
+		p.Spec.DataPlane.Nessie.Replicas = ptrTo(int32(2))
+		d := ontotest.Desired(t, p)
+		opts := ontotest.ApplyOptions()
+		opts.Release, opts.LockWait = ontotest.Release(t, p.Spec.Version), 60*time.Second
+		if _, err := (&apply.Applier{Clients: e.clients, Now: time.Now}).Apply(ctx, d, opts); err != nil {
+			t.Fatalf("CLI apply while watching: %v", err)
+		}
+		// The watch must not put back the previous revision's replicas.
+		time.Sleep(3 * time.Second)
+		dep, err := e.deployment("nessie")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *dep.Spec.Replicas != 2 {
+			t.Fatalf("nessie has %d replicas after the CLI applied 2 beside the watch", *dep.Spec.Replicas)
+		}
+	})
+
+	t.Run("deleting the platform uninstalls it", func(t *testing.T) {
+		ri, err := e.clients.Resource(platformObject(e.p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ri.Delete(ctx, e.p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("platform gone", 120*time.Second, func() (bool, error) {
+			_, err := ri.Get(ctx, e.p.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if _, err := e.deployment("gateway"); !apierrors.IsNotFound(err) {
+			t.Fatalf("gateway Deployment after the platform's deletion: %v", err)
+		}
+		pvcs, err := e.clients.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pvcs.Items) == 0 {
+			t.Fatalf("the platform's volumes were deleted with it")
+		}
+	})
+}
+
+func platformObject(p *v1alpha1.OntoPlatform) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
+	obj.SetNamespace(p.Namespace)
+	obj.SetName(p.Name)
+	return obj
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

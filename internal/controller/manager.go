@@ -1,0 +1,252 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+)
+
+// Options configure a watch.
+type Options struct {
+	// Namespaces to watch; empty watches every namespace.
+	Namespaces []string
+	Drift      DriftMode
+	// MaxConcurrentReconciles bounds the platforms reconciled at once.
+	MaxConcurrentReconciles int
+	// LeaderElect makes one of several replicas the writer, by a Lease named
+	// LeaderElectionID in LeaderElectionNamespace.
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	// MetricsBindAddress and HealthProbeBindAddress serve /metrics and
+	// /healthz, /readyz; "0" turns one off.
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+	Audit                  *AuditLog
+	Holder                 string
+	LockTTL                time.Duration
+	Catalog                *release.Catalog
+	Log                    *slog.Logger
+}
+
+// LeaderElectionID names the leader election Lease.
+const LeaderElectionID = "kubectl-onto-watch"
+
+// Name of the controller, in metrics, logs and as the Events' reporting controller.
+const Name = "kubectl-onto-watch"
+
+// Error backoff per platform: the first retry after 30 s, doubling to 5 min.
+const (
+	errorBackoffBase = 30 * time.Second
+	errorBackoffMax  = 5 * time.Minute
+)
+
+// Scheme holds the kinds the watch reads.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ownedKinds are the kinds of the platforms' objects whose events bring their platform
+// back: its workloads (drift, rollouts), and what the workloads depend on.
+func ownedKinds() []client.Object {
+	return []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{},
+		&corev1.ServiceAccount{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}}
+}
+
+// NewManager builds the manager and registers the reconciler with it; Start runs it.
+func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	// Only objects of a platform's inventory are cached, so a cluster's other
+	// workloads cost no memory.
+	member, err := labels.NewRequirement(inventory.PartOfLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	byObject := map[client.Object]cache.ByObject{}
+	for _, obj := range ownedKinds() {
+		byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*member)}
+	}
+	cacheOpts := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	if len(opts.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	metricsAddr := opts.MetricsBindAddress
+	if metricsAddr == "" {
+		metricsAddr = "0"
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOpts,
+		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller manager: %w", err)
+	}
+	if opts.HealthProbeBindAddress != "" && opts.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+		// Ready once the caches synced: before that a reconcile would see nothing.
+		if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+			if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+				return fmt.Errorf("caches not synced")
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	r := &Reconciler{Client: mgr.GetClient(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
+		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log,
+		Metrics: NewMetrics(metrics.Registry)}
+	if err := r.SetupWithManager(mgr, opts.MaxConcurrentReconciles); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// SetupWithManager watches OntoPlatforms (spec changes and deletions; the status this
+// reconciler writes does not bring it back) and the platforms' objects.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
+	if maxConcurrent <= 0 {
+		maxConcurrent = 4
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(Name).
+		For(&v1alpha1.OntoPlatform{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletion()))).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: maxConcurrent,
+			// One watch per process in use; tests start several managers.
+			SkipNameValidation: ptrTo(true),
+			RateLimiter:        workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](errorBackoffBase, errorBackoffMax),
+		})
+	toPlatform := handler.EnqueueRequestsFromMapFunc(r.platformsOf)
+	for _, obj := range ownedKinds() {
+		b = b.Watches(obj, toPlatform, builder.WithPredicates(changed()))
+	}
+	return b.Complete(r)
+}
+
+// deletion passes updates that start an OntoPlatform's deletion.
+func deletion() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+	}}
+}
+
+// changed passes the events of a platform's object that may need a pass: created or
+// deleted, its spec changed (generation), its labels or annotations changed, or a
+// workload's readiness changed (the next plane may go on). A status update alone of a
+// workload that stays as ready as it was does not.
+func changed() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o.GetGeneration() != n.GetGeneration() || !labels.Equals(o.GetLabels(), n.GetLabels()) || !equalMaps(o.GetAnnotations(), n.GetAnnotations()) {
+			return true
+		}
+		switch n.(type) {
+		case *appsv1.Deployment, *appsv1.StatefulSet:
+			return readyOf(o) != readyOf(n)
+		case *corev1.Service, *corev1.ConfigMap, *corev1.ServiceAccount:
+			// No generation: any change but the resourceVersion is someone's edit.
+			return true
+		}
+		return false
+	}}
+}
+
+func equalMaps(a, b map[string]string) bool { return labels.Equals(a, b) }
+
+// readyOf is a workload's readiness by the rules apply waits with.
+func readyOf(obj client.Object) bool {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return false
+	}
+	u := &unstructured.Unstructured{Object: m}
+	// Typed objects from the cache carry no kind, which kstatus reads.
+	switch obj.(type) {
+	case *appsv1.Deployment:
+		u.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(health.KindDeployment))
+	case *appsv1.StatefulSet:
+		u.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(health.KindStatefulSet))
+	}
+	return health.Check(u).Ready
+}
+
+// platformsOf maps a platform's object to the OntoPlatform whose inventory it is in.
+// One namespace holds one platform, so the OntoPlatforms of the object's namespace
+// are few; the inventory ID picks the one.
+func (r *Reconciler) platformsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	id := obj.GetLabels()[inventory.PartOfLabel]
+	if id == "" {
+		return nil
+	}
+	var list v1alpha1.OntoPlatformList
+	if err := r.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	for _, p := range list.Items {
+		if inventory.ID(p.Namespace, p.Name) == id {
+			return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(&p)}}
+		}
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,314 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package controller is `kubectl onto watch`: a controller-runtime reconciler that
+// keeps every watched OntoPlatform at its declared state. It writes through the same
+// code and field manager as the CLI (pkg/apply, pkg/upgrade), under the same
+// per-platform lock lease, so a CLI run and the reconciler never write at once.
+//
+// What it does not do: write the CRD or an OntoPlatform's spec (users and GitOps own
+// them; only the inventory annotations and the status are written), retry a failed
+// upgrade by itself (a spec change or the CLI resumes it), or wait inside a
+// reconcile (a plane still rolling out ends the pass; its workloads' events bring the
+// platform back).
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
+)
+
+// DriftMode says what the reconciler does about drift.
+type DriftMode string
+
+// Drift modes.
+const (
+	// DriftRepair re-applies what this tool applies, taking its fields back.
+	DriftRepair DriftMode = "repair"
+	// DriftReport records drift (Event, audit log, status) and writes nothing.
+	DriftReport DriftMode = "report"
+)
+
+// Requeue intervals.
+const (
+	// healthyRequeue is the periodic pass over a healthy platform, jittered ±10% so
+	// many platforms do not come due together.
+	healthyRequeue = 5 * time.Minute
+	// rollingRequeue is the pass after a plane still rolling out, in case no event of
+	// its workloads comes first.
+	rollingRequeue = 15 * time.Second
+)
+
+// Reconciler reconciles OntoPlatforms.
+type Reconciler struct {
+	// Client reads OntoPlatforms from the manager's cache and writes finalizers.
+	Client client.Client
+	// Clients plan and apply, as the CLI does.
+	Clients *kube.Clients
+	Catalog *release.Catalog
+	// Recorder writes Events on the OntoPlatform.
+	Recorder events.EventRecorder
+	// Audit receives one JSON line per change the reconciler makes; nil discards.
+	Audit *AuditLog
+	Drift DriftMode
+	// Holder names the reconciler in the lock lease (watch/<host>/<pid>).
+	Holder string
+	// LockTTL is the lease's lifetime without renewal.
+	LockTTL time.Duration
+	Log     *slog.Logger
+	Now     func() time.Time
+	// Metrics, nil when not exported.
+	Metrics *Metrics
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Reconciler) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// jitter spreads d by ±10%.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()*0.2-0.1)*float64(d))
+}
+
+// Reconcile brings one OntoPlatform to its declared state, one pass.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var p v1alpha1.OntoPlatform
+	if err := r.Client.Get(ctx, req.NamespacedName, &p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := r.log().With("platform", req.String())
+
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &p)
+	}
+	if !controllerutil.ContainsFinalizer(&p, apply.Finalizer) {
+		patch := client.MergeFrom(p.DeepCopy())
+		controllerutil.AddFinalizer(&p, apply.Finalizer)
+		if err := r.Client.Patch(ctx, &p, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	if u := p.Status.Upgrade; u != nil {
+		// Never retried by itself: a failed upgrade needs a person's decision
+		// (resume, roll back), which the CLI or a spec change brings.
+		log.Info("an upgrade is stopped; waiting for the CLI to resume or roll it back", "from", u.From, "to", u.To)
+		return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+	}
+	if p.Status.Version != "" && p.Spec.Version != p.Status.Version {
+		return r.upgrade(ctx, &p)
+	}
+
+	d, rel, fromSnapshot, err := r.desired(ctx, &p)
+	if err != nil {
+		r.event(&p, "Warning", "RenderFailed", "Render", err.Error())
+		return ctrl.Result{}, err
+	}
+	a := r.applier(&p)
+	opts := apply.DefaultOptions()
+	opts.Reconcile, opts.LockHeld, opts.Action, opts.Release = true, true, "watch", &rel
+	opts.ForceConflicts = r.Drift != DriftReport
+	opts.Holder, opts.LockTTL = r.Holder, r.lockTTL()
+	opts.CrashLoopRestarts, opts.Generation = 0, p.Generation
+
+	if r.Drift == DriftReport && fromSnapshot {
+		return r.report(ctx, &p, d)
+	}
+	lockCtx, release, err := a.Lock(ctx, p.Namespace, p.Name, opts)
+	var locked *apply.LockedError
+	if errors.As(err, &locked) {
+		log.Info("a CLI run holds the lock; coming back after it", "holder", locked.Holder)
+		r.event(&p, "Normal", "CLIRunInProgress", "Wait", fmt.Sprintf("%s holds the lock; reconciling after it", locked.Holder))
+		return ctrl.Result{RequeueAfter: max(time.Second, locked.Expires.Sub(r.now())+time.Second)}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer release()
+	res, err := a.Apply(lockCtx, d, opts)
+	log.Debug("pass", "generation", p.Generation, "observed", p.Status.ObservedGeneration, "fromSnapshot", fromSnapshot, "err", err)
+	var notReady *apply.PlaneNotReadyError
+	switch {
+	case errors.As(err, &notReady):
+		r.Metrics.setReady(&p, false)
+		return ctrl.Result{RequeueAfter: rollingRequeue}, nil
+	case err != nil:
+		r.Metrics.setReady(&p, false)
+		r.event(&p, "Warning", "ApplyFailed", "Apply", err.Error())
+		return ctrl.Result{}, err
+	}
+	r.Metrics.setReady(&p, true)
+	if res != nil && res.Applied > 0 && fromSnapshot {
+		r.Metrics.driftRepaired(res.Applied)
+	}
+	return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+}
+
+func (r *Reconciler) lockTTL() time.Duration {
+	if r.LockTTL > 0 {
+		return r.LockTTL
+	}
+	return apply.DefaultOptions().LockTTL
+}
+
+// applier writes for one platform; each object it writes becomes an audit line and,
+// summed up, an Event.
+func (r *Reconciler) applier(p *v1alpha1.OntoPlatform) *apply.Applier {
+	ref := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}.String()
+	return &apply.Applier{Clients: r.Clients, Now: r.now, Log: r.log(), Process: apply.CurrentProcess(),
+		Observer: func(ev apply.Event) {
+			switch ev.Type {
+			case apply.EventObjectApplied, apply.EventObjectDeleted:
+				action := string(ev.Action)
+				if ev.Type == apply.EventObjectDeleted {
+					action = "delete"
+				}
+				r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
+				r.event(p, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
+			}
+		}}
+}
+
+// desired is what the platform renders. With its spec unchanged since the last
+// successful run, that run's revision snapshot (spec, patches, release entry as
+// applied: a --releases directory the CLI used may not be here); after a spec change,
+// the spec with this binary's catalog entry of its version.
+func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (*plan.Desired, release.Release, bool, error) {
+	if p.Status.ObservedGeneration == p.Generation {
+		if n := latestSnapshot(p.Status.History); n > 0 {
+			snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
+			if err == nil {
+				from := snap.Platform(p.Name, p.Namespace)
+				from.Labels, from.Annotations = p.Labels, p.Annotations
+				d, err := platform.Loaded{Platform: from, Release: snap.Release}.Desired()
+				return d, snap.Release, true, err
+			}
+			r.log().Warn("revision snapshot unreadable; rendering the spec", "revision", n, "err", err)
+		}
+	}
+	rel, err := r.Catalog.Get(p.Spec.Version)
+	if err != nil {
+		return nil, release.Release{}, false, fmt.Errorf("spec.version: %w", err)
+	}
+	d, err := platform.Loaded{Platform: p.DeepCopy(), Release: rel}.Desired()
+	return d, rel, false, err
+}
+
+func latestSnapshot(history []v1alpha1.Revision) int64 {
+	for i := len(history) - 1; i >= 0; i-- {
+		if h := history[i]; h.Result == v1alpha1.RevisionSucceeded && h.Snapshot != "" {
+			return h.Revision
+		}
+	}
+	return 0
+}
+
+// report plans and records each drifted object, writing nothing (--drift=report).
+func (r *Reconciler) report(ctx context.Context, p *v1alpha1.OntoPlatform, d *plan.Desired) (ctrl.Result, error) {
+	planner := &plan.Planner{Clients: r.Clients, KeepPlatformObjects: true}
+	pl, err := planner.Plan(ctx, d)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ref := p.Namespace + "/" + p.Name
+	for _, pp := range pl.Planes {
+		for _, c := range pp.Changes {
+			if c.Action == plan.ActionUnchanged || pp.Name == plan.PlatformPlane {
+				continue
+			}
+			r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: "drift-" + string(c.Action), Object: c.Object.String(), Plane: pp.Name, Reason: "report"})
+			r.event(p, "Warning", "Drift", "Report", fmt.Sprintf("%s %s differs from the applied spec (--drift=report: not repaired)", c.Action, c.Object))
+		}
+	}
+	return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+}
+
+// upgrade moves the platform to its spec's new version, component by component, as
+// `kubectl onto upgrade` does.
+func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctrl.Result, error) {
+	rel, err := r.Catalog.Get(p.Spec.Version)
+	if err != nil {
+		r.event(p, "Warning", "UnknownVersion", "Upgrade", err.Error())
+		return ctrl.Result{}, fmt.Errorf("spec.version: %w", err)
+	}
+	opts := upgrade.DefaultOptions()
+	opts.Apply.Holder, opts.Apply.LockTTL = r.Holder, r.lockTTL()
+	u := &upgrade.Upgrade{Clients: r.Clients, Applier: r.applier(p), Namespace: p.Namespace, Name: p.Name,
+		Catalog: r.Catalog, Options: opts, Target: &upgrade.Target{Spec: *p.Spec.DeepCopy(), Release: rel}}
+	r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s", p.Status.Version, p.Spec.Version))
+	if _, err := u.Run(ctx); err != nil {
+		var locked *apply.LockedError
+		if errors.As(err, &locked) {
+			return ctrl.Result{RequeueAfter: r.lockTTL()}, nil
+		}
+		r.event(p, "Warning", "UpgradeFailed", "Upgrade", err.Error())
+		// Recorded in status.upgrade: not retried by itself.
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+}
+
+// finalize runs the ordered uninstall of a platform being deleted (volumes and
+// generated Secrets kept), then lets the deletion finish.
+func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.OntoPlatform) error {
+	if !controllerutil.ContainsFinalizer(p, apply.Finalizer) {
+		return nil
+	}
+	a := r.applier(p)
+	_, err := a.Uninstall(ctx, p.Namespace, p.Name, apply.UninstallOptions{Finalizing: true, PlaneTimeout: 5 * time.Minute,
+		LockTTL: r.lockTTL(), Holder: r.Holder})
+	var locked *apply.LockedError
+	switch {
+	case errors.As(err, &locked):
+		return fmt.Errorf("uninstall waits for %s: %w", locked.Holder, err)
+	case err != nil:
+		r.event(p, "Warning", "UninstallFailed", "Uninstall", err.Error())
+		return err
+	}
+	r.Audit.Write(AuditRecord{Time: r.now(), Platform: p.Namespace + "/" + p.Name, Action: "uninstall", Reason: "deleted"})
+	if err := a.RemoveFinalizer(ctx, p.Namespace, p.Name); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+func (r *Reconciler) event(p *v1alpha1.OntoPlatform, typ, reason, action, note string) {
+	if r.Recorder == nil {
+		return
+	}
+	if len(note) > 1000 {
+		note = note[:997] + "..."
+	}
+	r.Recorder.Eventf(p, nil, typ, reason, action, "%s", note)
+}
