@@ -120,6 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 		}
 	}
+	r.react(ctx, &p)
 	if u := p.Status.Upgrade; u != nil {
 		// Never retried by itself: a failed upgrade needs a person's decision
 		// (resume, roll back), which the CLI or a spec change brings.
