@@ -161,7 +161,7 @@ func (o *DoctorOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g := &doctor.Gatherer{Clients: clients, Settings: o.Settings, Pre: o.Pre, File: file, FileSource: platform.InputName(o.Filename)}
+	g := &doctor.Gatherer{Clients: clients, Settings: o.Settings, Pre: o.Pre, File: file, FileSource: platform.InputName(o.Filename), Checks: o.codes()}
 	report, err := o.diagnose(ctx, g, o.namespace, o.Name)
 	if err != nil {
 		return err
@@ -193,11 +193,25 @@ func (o *DoctorOptions) diagnose(ctx context.Context, g *doctor.Gatherer, namesp
 	case err != nil:
 		return nil, err
 	}
+	return doctor.Evaluate(env, o.selected(), o.Strict), nil
+}
+
+// selected are the checks --pre, --category and --check leave.
+func (o *DoctorOptions) selected() []doctor.Check {
 	var cats []doctor.Category
 	for _, c := range o.Categories {
 		cats = append(cats, doctor.Category(strings.ToLower(c)))
 	}
-	return doctor.Evaluate(env, doctor.Select(doctor.All(), o.Pre, cats, o.Checks), o.Strict), nil
+	return doctor.Select(doctor.All(), o.Pre, cats, o.Checks)
+}
+
+// codes are the codes of the selected checks, so gathering skips what none needs.
+func (o *DoctorOptions) codes() map[string]bool {
+	out := map[string]bool{}
+	for _, c := range o.selected() {
+		out[c.Code] = true
+	}
+	return out
 }
 
 // allNamespacesParallel is how many platforms doctor -A diagnoses at once: each
@@ -219,7 +233,7 @@ func (o *DoctorOptions) runAll(ctx context.Context) error {
 	eg.SetLimit(allNamespacesParallel)
 	for i, p := range platforms {
 		eg.Go(func() error {
-			g := &doctor.Gatherer{Clients: clients, Settings: o.Settings}
+			g := &doctor.Gatherer{Clients: clients, Settings: o.Settings, Checks: o.codes()}
 			r, err := o.diagnose(egctx, g, p.Namespace, p.Name)
 			reports[i] = r
 			return err

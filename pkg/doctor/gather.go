@@ -71,7 +71,14 @@ type Gatherer struct {
 	File *platform.Loaded
 	// FileSource names File in findings ("platform.yaml").
 	FileSource string
+	// Checks are the codes of the checks that will run, nil for all: the costly reads
+	// only one check needs (the drift plan's dry-runs, access reviews, each node's
+	// pods, admission dry-runs) are skipped when it does not run.
+	Checks map[string]bool
 }
+
+// runs reports whether the check code will run.
+func (g *Gatherer) runs(code string) bool { return g.Checks == nil || g.Checks[code] }
 
 func (g *Gatherer) now() time.Time {
 	if g.Now != nil {
@@ -155,14 +162,16 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 	read("nodes", func(ctx context.Context) error { return g.readNodes(ctx, env) })
 	if env.Desired != nil {
 		env.Served = g.served(env)
-		read("permissions", func(ctx context.Context) error {
-			access, err := g.access(ctx, env)
-			env.Access = access
-			return err
-		})
+		if g.runs(codeRBAC) {
+			read("permissions", func(ctx context.Context) error {
+				access, err := g.access(ctx, env)
+				env.Access = access
+				return err
+			})
+		}
 		// An installed platform's drift plan already dry-runs every object through
 		// admission; a second dry-run of its workloads would tell nothing new.
-		if env.NamespaceExists && env.Platform == nil {
+		if env.NamespaceExists && env.Platform == nil && g.runs(codeAdmission) {
 			read("admission dry-runs", func(ctx context.Context) error {
 				errs, err := g.dryRunWorkloads(ctx, env)
 				env.DryRunErrors = errs
@@ -357,7 +366,7 @@ func (g *Gatherer) readInstalled(read func(string, func(context.Context) error),
 		}
 		return err
 	})
-	if env.Desired != nil {
+	if env.Desired != nil && g.runs(CodeDrift) {
 		read("the drift plan", func(ctx context.Context) error {
 			planner := &plan.Planner{Clients: g.Clients}
 			pl, err := planner.Plan(ctx, env.Desired)
@@ -494,6 +503,9 @@ func (g *Gatherer) readNodes(ctx context.Context, env *Env) error {
 		nodes.Items[i].ManagedFields = nil
 	}
 	env.Nodes = nodes.Items
+	if !g.runs(codeCapacity) {
+		return nil
+	}
 	name := ""
 	if env.Platform != nil {
 		name = env.Platform.Name
