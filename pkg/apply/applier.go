@@ -85,6 +85,9 @@ type Options struct {
 	// Only limits planning (and so writing) to the objects it accepts; others that
 	// exist are taken as unchanged (plan.Planner.Only). nil plans everything.
 	Only func(*unstructured.Unstructured) bool
+	// Unchanged takes an existing object as unchanged without a dry-run when it
+	// returns true (plan.Planner.Unchanged).
+	Unchanged func(obj, live *unstructured.Unstructured) bool
 	// Reconcile is the watch reconciler's run. The CRD and the OntoPlatform's spec
 	// are not written (users and GitOps own them: the parent gets only its inventory
 	// annotations, by merge patch), and nothing is waited for: after writing a plane,
@@ -98,6 +101,15 @@ type Options struct {
 	// live object may have moved on while the run wrote. 0 records the live one (the
 	// CLI applies the spec itself).
 	Generation int64
+	// Degraded, when set, is recorded as the Degraded condition of a run whose
+	// workloads are all ready: the watch's drift fight, which leaves an object as
+	// another manager set it.
+	Degraded *DegradedReason
+}
+
+// DegradedReason is a Degraded condition's reason and message.
+type DegradedReason struct {
+	Reason, Message string
 }
 
 // PlaneNotReadyError stops a Reconcile run at the first plane whose workloads are not
@@ -185,7 +197,7 @@ func (a *Applier) logger() *slog.Logger {
 // it is not: apply means "this spec, healthy", so a retried failed run stays failed.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, KeepPlatformObjects: opts.Reconcile}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepPlatformObjects: opts.Reconcile}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no

@@ -116,6 +116,11 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		next.ObservedGeneration = generation
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
+		if opts.Degraded != nil {
+			// Healthy workloads, but something the caller knows about is not (the
+			// watch's drift fight).
+			set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, opts.Degraded.Reason, opts.Degraded.Message)
+		}
 	}
 	if u := next.Upgrade; u != nil && next.Phase == v1alpha1.PhaseRunning {
 		// Healthy between two steps of an upgrade: it is still upgrading.

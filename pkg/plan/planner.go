@@ -50,6 +50,10 @@ type Planner struct {
 	// are still planned as creates). An upgrade's step plans only the component it
 	// moves; the step that ends it plans everything.
 	Only func(*unstructured.Unstructured) bool
+	// Unchanged, when it returns true for an object and its live copy, takes the
+	// object as unchanged without a dry-run: the watch's periodic pass, for objects
+	// whose resourceVersion has not moved since a plan found them unchanged.
+	Unchanged func(obj, live *unstructured.Unstructured) bool
 	// KeepPlatformObjects plans the CRD and the OntoPlatform as unchanged when they
 	// exist, without a request: the watch reconciler never writes them (users and
 	// GitOps own the spec), and the CRD's dry-run is a plan's slowest request.
@@ -142,7 +146,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 			switch {
 			case obj.GetNamespace() != "" && !nsExists:
 				changes[i] = createChange(obj)
-			case pl.Only != nil && liveObj != nil && !pl.Only(obj):
+			case liveObj != nil && ((pl.Only != nil && !pl.Only(obj)) || (pl.Unchanged != nil && pl.Unchanged(obj, liveObj))):
 				changes[i] = Change{Object: ref, ResourceVersion: liveObj.GetResourceVersion(), Action: ActionUnchanged}
 			case IsGenerated(obj):
 				changes[i] = planGenerated(obj, liveObj)
