@@ -82,6 +82,7 @@ once. --drift=report records drift (Events, --audit-log) without repairing it.
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "0", "Serve Prometheus metrics here (:8080); 0 is off")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "0", "Serve /healthz and /readyz here (:8081); 0 is off")
 	f.DurationVar(&o.LockTTL, "lock-ttl", apply.DefaultOptions().LockTTL, "How long a platform's lock lives without renewal, should this process die")
+	cmd.AddCommand(NewCmdWatchInstall(g))
 	return cmd
 }
 
