@@ -39,6 +39,7 @@ type WatchOptions struct {
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	LockTTL                 time.Duration
+	NodeGrace               time.Duration
 
 	namespaces []string
 }
@@ -82,6 +83,7 @@ once. --drift=report records drift (Events, --audit-log) without repairing it.
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "0", "Serve Prometheus metrics here (:8080); 0 is off")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "0", "Serve /healthz and /readyz here (:8081); 0 is off")
 	f.DurationVar(&o.LockTTL, "lock-ttl", apply.DefaultOptions().LockTTL, "How long a platform's lock lives without renewal, should this process die")
+	f.DurationVar(&o.NodeGrace, "node-grace", controller.DefaultNodeGrace, "Evict a platform's Deployment pods from a node NotReady for longer than this (StatefulSet pods are only reported)")
 	cmd.AddCommand(NewCmdWatchInstall(g))
 	return cmd
 }
@@ -164,7 +166,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Namespaces: o.namespaces, Drift: controller.DriftMode(o.Drift), MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 		LeaderElect: o.LeaderElect, LeaderElectionNamespace: electionNS,
 		MetricsBindAddress: o.MetricsBindAddress, HealthProbeBindAddress: o.HealthProbeBindAddress,
-		Audit: audit, Holder: holder, LockTTL: o.LockTTL, Catalog: catalog, Log: log,
+		Audit: audit, Holder: holder, LockTTL: o.LockTTL, Catalog: catalog, Log: log, NodeGrace: o.NodeGrace,
 	})
 	if err != nil {
 		return err

@@ -19,11 +19,14 @@ type AuditRecord struct {
 	Time     time.Time `json:"time"`
 	Platform string    `json:"platform"`
 	// Action is what was done: create, update, replace, delete, uninstall, or for
-	// --drift=report drift-<action> (found, not done).
+	// --drift=report drift-<action> (found, not done). The reactions to failing pods
+	// add delete-evicted-pod and evict-pod (done), report-crashloop, report-evicted
+	// and report-node-lost (an Event written, nothing changed).
 	Action string `json:"action"`
 	Object string `json:"object,omitempty"`
 	Plane  string `json:"plane,omitempty"`
-	// Reason is why: reconcile (drift or a changed spec), report, deleted.
+	// Reason is why: reconcile (drift or a changed spec), report, deleted; for the
+	// reactions crashloop, evicted, lost-node.
 	Reason string `json:"reason"`
 }
 

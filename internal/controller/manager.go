@@ -64,6 +64,12 @@ type Options struct {
 	LockTTL                time.Duration
 	Catalog                *release.Catalog
 	Log                    *slog.Logger
+	// NodeGrace: the Deployment pods of a node NotReady for longer are evicted; 0 is
+	// DefaultNodeGrace.
+	NodeGrace time.Duration
+	// EvictedPodTTL: evicted pods are deleted this long after their eviction; 0 is
+	// DefaultEvictedPodTTL, a negative value deletes them at once (tests).
+	EvictedPodTTL time.Duration
 }
 
 // LeaderElectionID names the leader election Lease.
@@ -113,6 +119,8 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 	for _, obj := range ownedKinds() {
 		byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*member)}
 	}
+	noNodes := !mayWatchNodes(clients, opts.Log)
+	reactionsCache(byObject, noNodes)
 	cacheOpts := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
 	if len(opts.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
@@ -154,6 +162,20 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 	r := &Reconciler{Client: mgr.GetClient(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
 		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log,
 		Metrics: NewMetrics(metrics.Registry)}
+	r.Reactions = NewReactions(DefaultNodeGrace, DefaultEvictedPodTTL)
+	r.Reactions.NoNodes = noNodes
+	switch {
+	case opts.NodeGrace < 0:
+		return nil, fmt.Errorf("node grace %s: must not be negative", opts.NodeGrace)
+	case opts.NodeGrace > 0:
+		r.Reactions.NodeGrace = opts.NodeGrace
+	}
+	switch {
+	case opts.EvictedPodTTL < 0:
+		r.Reactions.EvictedPodTTL = 0
+	case opts.EvictedPodTTL > 0:
+		r.Reactions.EvictedPodTTL = opts.EvictedPodTTL
+	}
 	if err := r.SetupWithManager(mgr, opts.MaxConcurrentReconciles); err != nil {
 		return nil, err
 	}
@@ -178,6 +200,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 	toPlatform := handler.EnqueueRequestsFromMapFunc(r.platformsOf)
 	for _, obj := range ownedKinds() {
 		b = b.Watches(obj, toPlatform, builder.WithPredicates(changed()))
+	}
+	b, err := r.watchPodsAndNodes(mgr, b)
+	if err != nil {
+		return err
 	}
 	return b.Complete(r)
 }

@@ -18,6 +18,7 @@ import (
 type Metrics struct {
 	driftRepairs prometheus.Counter
 	ready        *prometheus.GaugeVec
+	remediations *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics with reg (controller-runtime's metrics.Registry).
@@ -27,6 +28,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Objects the reconciler wrote back to the applied spec after they drifted."}),
 		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "onto_platform_ready",
 			Help: "1 when every component of the platform is ready, 0 otherwise."}, []string{"namespace", "name"}),
+		remediations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "onto_remediations_total",
+			Help: "Reactions to failing pods: crash-looping revisions reported (crashloop), evicted pods reported (evicted), pods on a lost node evicted or reported (lost-node)."},
+			[]string{"reason"}),
 	}
 	// A second manager in one process (tests) shares the first one's collectors.
 	var are prometheus.AlreadyRegisteredError
@@ -35,6 +39,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if err := reg.Register(m.ready); errors.As(err, &are) {
 		m.ready = are.ExistingCollector.(*prometheus.GaugeVec)
+	}
+	if err := reg.Register(m.remediations); errors.As(err, &are) {
+		m.remediations = are.ExistingCollector.(*prometheus.CounterVec)
 	}
 	return m
 }
@@ -54,4 +61,10 @@ func (m *Metrics) setReady(p *v1alpha1.OntoPlatform, ready bool) {
 		v = 1
 	}
 	m.ready.WithLabelValues(p.Namespace, p.Name).Set(v)
+}
+
+func (m *Metrics) remediated(reason string) {
+	if m != nil {
+		m.remediations.WithLabelValues(reason).Inc()
+	}
 }

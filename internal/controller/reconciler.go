@@ -81,6 +81,8 @@ type Reconciler struct {
 	Now     func() time.Time
 	// Metrics, nil when not exported.
 	Metrics *Metrics
+	// Reactions to failing pods (reactions.go); nil does not react.
+	Reactions *Reactions
 }
 
 func (r *Reconciler) now() time.Time {
