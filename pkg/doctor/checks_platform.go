@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -106,8 +107,12 @@ func checkConditions(env *Env) []Finding {
 			Fix:      "kubectl onto apply -f platform.yaml"})
 	}
 	if r := env.Status; r != nil && !r.Ready && len(out) == 0 {
+		recorded := "the last run recorded no Ready condition"
+		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+			recorded = fmt.Sprintf("the last run recorded Ready=%s", c.Status)
+		}
 		out = append(out, Finding{Severity: SeverityWarning, Object: obj,
-			Evidence: fmt.Sprintf("the last run recorded it ready; live, %s components are ready", r.ReadyComponents),
+			Evidence: fmt.Sprintf("%s; live, %s components are ready", recorded, r.ReadyComponents),
 			Fix:      "see the workload findings below"})
 	}
 	return out

@@ -104,7 +104,7 @@ func TestConditionsCheck(t *testing.T) {
 			e.Platform.Status.Conditions = []metav1.Condition{readyTrue}
 			e.Status = &status.Report{Ready: false, ReadyComponents: "11/12"}
 		}, want: []wantFinding{{severity: SeverityWarning, object: obj,
-			evidence: []string{"recorded it ready", "11/12 components are ready"}, fix: []string{"workload findings"}}}},
+			evidence: []string{"recorded Ready=True", "11/12 components are ready"}, fix: []string{"workload findings"}}}},
 		{name: "Ready=False and not ready live: one finding", code: CodeConditions, setup: func(e *Env) {
 			e.Platform.Status.Conditions = []metav1.Condition{
 				condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonComponentsFailed, "gateway", time.Minute)}
