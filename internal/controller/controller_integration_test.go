@@ -25,7 +25,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/bench"
 	"github.com/coomia-dip/kubectl-onto/internal/controller"
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
@@ -73,6 +77,8 @@ type watchEnv struct {
 	clients *kube.Clients
 	p       *v1alpha1.OntoPlatform
 	audit   *syncBuffer
+	// requests counts what the watch sends.
+	requests *bench.Counter
 }
 
 // startWatch installs the small platform with the CLI's library path, then runs a
@@ -87,9 +93,16 @@ func startWatch(t *testing.T) *watchEnv {
 	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
 	small(&p.Spec)
 	ontotest.Install(t, clients, p)
-	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}}
-	mgr, err := controller.NewManager(c.Config, clients, controller.Options{
-		Namespaces: []string{p.Namespace}, Drift: controller.DriftRepair, Audit: controller.NewAuditLog(e.audit),
+	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}, requests: bench.NewCounter()}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Wrap(e.requests.Wrap)
+	watchClients, err := kube.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := controller.NewManager(cfg, watchClients, controller.Options{
+		HealthyRequeue: 2 * time.Second,
+		Namespaces:     []string{p.Namespace}, Drift: controller.DriftRepair, Audit: controller.NewAuditLog(e.audit),
 		Holder: "watch-test", LockTTL: 15 * time.Second, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})), Catalog: ontotest.Catalog(t), MaxConcurrentReconciles: 2,
 	})
 	if err != nil {
@@ -219,6 +232,21 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 		}
 	})
 
+	t.Run("an idle platform costs no dry-run and no write", func(t *testing.T) {
+		// Converged, and every object planned unchanged once since.
+		time.Sleep(5 * time.Second)
+		e.requests.Take()
+		time.Sleep(7 * time.Second) // three periodic passes or more
+		counts := e.requests.Take()
+		if counts.Writes() != 0 || counts[bench.VerbDryRunPatch] != 0 {
+			t.Fatalf("an idle platform's periodic passes sent %s; want no dry-run and no write (lock aside)", counts)
+		}
+		if counts[bench.VerbList] == 0 {
+			t.Fatalf("no list in 7 s of periodic passes every 2 s: %s", counts)
+		}
+		t.Logf("idle, 7 s of passes every 2 s: %s", counts)
+	})
+
 	t.Run("a CLI run beside the watch", func(t *testing.T) {
 		// The file as the cluster holds it (the gateway's replicas are gitops's now),
 		// with one more nessie.
@@ -238,6 +266,49 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 		}
 		if *dep.Spec.Replicas != 2 {
 			t.Fatalf("nessie has %d replicas after the CLI applied 2 beside the watch", *dep.Spec.Replicas)
+		}
+	})
+
+	t.Run("a drift fight stops the repairs", func(t *testing.T) {
+		scale := func(n int32) {
+			t.Helper()
+			// As kubectl scale: read, write, again on a conflict (the watch writes
+			// the same Deployment).
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				sc, err := e.clients.Kube.AppsV1().Deployments(ns).GetScale(ctx, "data-service", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				sc.Spec.Replicas = n
+				_, err = e.clients.Kube.AppsV1().Deployments(ns).UpdateScale(ctx, "data-service", sc, metav1.UpdateOptions{FieldManager: "kubectl-scale"})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		replicas := func() int32 {
+			d, err := e.deployment("data-service")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return *d.Spec.Replicas
+		}
+		for i := range 3 {
+			scale(3)
+			e.eventually("data-service scaled back, take-back "+string(rune('1'+i)), 60*time.Second, func() (bool, error) { return replicas() == 1, nil })
+		}
+		scale(3)
+		e.eventually("Degraded=True reason DriftFight", 60*time.Second, func() (bool, error) {
+			for _, c := range e.live().Status.Conditions {
+				if c.Type == v1alpha1.ConditionDegraded && c.Status == metav1.ConditionTrue && c.Reason == controller.ReasonDriftFight {
+					return strings.Contains(c.Message, "kubectl-scale") && strings.Contains(c.Message, "data-service"), nil
+				}
+			}
+			return false, nil
+		})
+		if got := replicas(); got != 3 {
+			t.Fatalf("data-service has %d replicas: the watch went on repairing it after the fight", got)
 		}
 	})
 

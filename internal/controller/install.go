@@ -102,6 +102,8 @@ func NamespacedRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 		// A Deployment's ReplicaSets, to tell its new pods from the old (pkg/health).
 		{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"get", "list"}},
+		// A StatefulSet's revisions, for the age of a crash-looping one (reactions).
+		{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get"}},
 		// A StatefulSet recreated with larger volumes: its claims expanded (patch),
 		// found by list; its stale status reset (pkg/apply replace.go).
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"list", "patch"}},
@@ -127,6 +129,8 @@ func ClusterRules(namespaces []string) ([]rbacv1.PolicyRule, error) {
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: namespaces, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}},
+		// Nodes, for the lost-node and eviction reactions (cached, read-only).
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 	}, nil
 }
 

@@ -62,8 +62,10 @@ type Options struct {
 	Audit                  *AuditLog
 	Holder                 string
 	LockTTL                time.Duration
-	Catalog                *release.Catalog
-	Log                    *slog.Logger
+	// HealthyRequeue is the periodic pass over a healthy platform (5 min).
+	HealthyRequeue time.Duration
+	Catalog        *release.Catalog
+	Log            *slog.Logger
 	// NodeGrace: the Deployment pods of a node NotReady for longer are evicted; 0 is
 	// DefaultNodeGrace.
 	NodeGrace time.Duration
@@ -160,7 +162,7 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 		}
 	}
 	r := &Reconciler{Client: mgr.GetClient(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
-		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log,
+		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log, HealthyRequeue: opts.HealthyRequeue,
 		Metrics: NewMetrics(metrics.Registry)}
 	r.Reactions = NewReactions(DefaultNodeGrace, DefaultEvictedPodTTL)
 	r.Reactions.NoNodes = noNodes

@@ -421,6 +421,9 @@ func (r *Reconciler) reactEvicted(ctx context.Context, p *v1alpha1.OntoPlatform,
 		r.Metrics.remediated(remediationEvicted)
 		r.log().Info("evicted pod", "platform", p.Namespace+"/"+p.Name, "pod", pod.Name, "node", node)
 	}
+	if r.Drift == DriftReport {
+		return // reported above; --drift=report writes nothing
+	}
 	if wait := rs.EvictedPodTTL - now.Sub(evictedAt(pod, first)); wait > 0 {
 		rs.after(p, wait+time.Second)
 		return
@@ -481,6 +484,9 @@ func (r *Reconciler) reactLostNode(ctx context.Context, p *v1alpha1.OntoPlatform
 	state := fmt.Sprintf("NotReady for %s (Ready=%s: %s)", down.Round(time.Second), status, orDash(reason))
 	switch owner.Kind {
 	case "ReplicaSet":
+		if r.Drift == DriftReport {
+			return // --drift=report writes nothing; the node's own eviction moves them later
+		}
 		key := "evict/" + string(pod.UID)
 		if rs.reported(key) {
 			return

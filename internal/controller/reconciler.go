@@ -25,6 +25,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -81,8 +82,13 @@ type Reconciler struct {
 	Now     func() time.Time
 	// Metrics, nil when not exported.
 	Metrics *Metrics
+	// HealthyRequeue is the periodic pass over a healthy platform; 5 min when 0.
+	HealthyRequeue time.Duration
 	// Reactions to failing pods (reactions.go); nil does not react.
 	Reactions *Reactions
+
+	fights    fights
+	unchanged unchanged
 }
 
 func (r *Reconciler) now() time.Time {
@@ -127,13 +133,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Never retried by itself: a failed upgrade needs a person's decision
 		// (resume, roll back), which the CLI or a spec change brings.
 		log.Info("an upgrade is stopped; waiting for the CLI to resume or roll it back", "from", u.From, "to", u.To)
-		return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+		return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 	}
 	if p.Status.Version != "" && p.Spec.Version != p.Status.Version {
 		return r.upgrade(ctx, &p)
 	}
 
-	d, rel, fromSnapshot, err := r.desired(ctx, &p)
+	d, rel, source, err := r.desired(ctx, &p)
+	fromSnapshot := source != ""
 	if err != nil {
 		r.event(&p, "Warning", "RenderFailed", "Render", err.Error())
 		return ctrl.Result{}, err
@@ -148,6 +155,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.Drift == DriftReport && fromSnapshot {
 		return r.report(ctx, &p, d)
 	}
+	ref := req.String()
+	desiredID := fmt.Sprintf("%s generation %d", source, p.Generation)
+	opts.Unchanged = r.unchanged.skip(ref, desiredID)
+	if fighting := r.fights.fighting(ref, r.now()); len(fighting) > 0 {
+		// Left as the other manager has it; the rest is still kept.
+		opts.Only = func(obj *unstructured.Unstructured) bool {
+			_, fight := fighting[objectKey(obj.GetKind(), obj.GetName())]
+			return !fight
+		}
+		msg := fightMessage(fighting)
+		opts.Degraded = &apply.DegradedReason{Reason: ReasonDriftFight, Message: msg}
+		r.event(&p, "Warning", ReasonDriftFight, "Repair", msg)
+	}
 	lockCtx, release, err := a.Lock(ctx, p.Namespace, p.Name, opts)
 	var locked *apply.LockedError
 	if errors.As(err, &locked) {
@@ -160,6 +180,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	defer release()
 	res, err := a.Apply(lockCtx, d, opts)
+	if res != nil && opts.ForceConflicts {
+		r.fights.record(ref, res.Plan, r.now())
+	}
+	if res != nil {
+		r.unchanged.record(ref, desiredID, res.Plan, err != nil || res.Applied > 0)
+	}
 	log.Debug("pass", "generation", p.Generation, "observed", p.Status.ObservedGeneration, "fromSnapshot", fromSnapshot, "err", err)
 	var notReady *apply.PlaneNotReadyError
 	switch {
@@ -175,7 +201,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if res != nil && res.Applied > 0 && fromSnapshot {
 		r.Metrics.driftRepaired(res.Applied)
 	}
-	return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
+}
+
+func (r *Reconciler) healthyRequeue() time.Duration {
+	if r.HealthyRequeue > 0 {
+		return r.HealthyRequeue
+	}
+	return healthyRequeue
 }
 
 func (r *Reconciler) lockTTL() time.Duration {
@@ -205,9 +238,10 @@ func (r *Reconciler) applier(p *v1alpha1.OntoPlatform) *apply.Applier {
 
 // desired is what the platform renders. With its spec unchanged since the last
 // successful run, that run's revision snapshot (spec, patches, release entry as
-// applied: a --releases directory the CLI used may not be here); after a spec change,
-// the spec with this binary's catalog entry of its version.
-func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (*plan.Desired, release.Release, bool, error) {
+// applied: a --releases directory the CLI used may not be here), and source names it
+// ("revision 7"); after a spec change, the spec with this binary's catalog entry of
+// its version, and source is "".
+func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *plan.Desired, rel release.Release, source string, err error) {
 	if p.Status.ObservedGeneration == p.Generation {
 		if n := latestSnapshot(p.Status.History); n > 0 {
 			snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
@@ -215,17 +249,17 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (*pl
 				from := snap.Platform(p.Name, p.Namespace)
 				from.Labels, from.Annotations = p.Labels, p.Annotations
 				d, err := platform.Loaded{Platform: from, Release: snap.Release}.Desired()
-				return d, snap.Release, true, err
+				return d, snap.Release, fmt.Sprintf("revision %d", n), err
 			}
 			r.log().Warn("revision snapshot unreadable; rendering the spec", "revision", n, "err", err)
 		}
 	}
-	rel, err := r.Catalog.Get(p.Spec.Version)
+	rel, err = r.Catalog.Get(p.Spec.Version)
 	if err != nil {
-		return nil, release.Release{}, false, fmt.Errorf("spec.version: %w", err)
+		return nil, release.Release{}, "", fmt.Errorf("spec.version: %w", err)
 	}
-	d, err := platform.Loaded{Platform: p.DeepCopy(), Release: rel}.Desired()
-	return d, rel, false, err
+	d, err = platform.Loaded{Platform: p.DeepCopy(), Release: rel}.Desired()
+	return d, rel, "", err
 }
 
 func latestSnapshot(history []v1alpha1.Revision) int64 {
@@ -254,7 +288,7 @@ func (r *Reconciler) report(ctx context.Context, p *v1alpha1.OntoPlatform, d *pl
 			r.event(p, "Warning", "Drift", "Report", fmt.Sprintf("%s %s differs from the applied spec (--drift=report: not repaired)", c.Action, c.Object))
 		}
 	}
-	return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 }
 
 // upgrade moves the platform to its spec's new version, component by component, as
@@ -279,7 +313,7 @@ func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctr
 		// Recorded in status.upgrade: not retried by itself.
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: jitter(healthyRequeue)}, nil
+	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 }
 
 // finalize runs the ordered uninstall of a platform being deleted (volumes and
