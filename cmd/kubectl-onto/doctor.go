@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/status"
@@ -133,6 +134,10 @@ func (o *DoctorOptions) Validate() error {
 			return fmt.Errorf("unknown --check %q: codes look like WRK-203 or ONTO-WRK-203; kubectl onto doctor --help points to the list", c)
 		}
 	}
+	if len(o.selected()) == 0 {
+		// A gate that checks nothing must not pass.
+		return fmt.Errorf("--pre, --category and --check together select no check (--pre runs the pre category and node pressure)")
+	}
 	return nil
 }
 
@@ -228,20 +233,36 @@ func (o *DoctorOptions) runAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(platforms) == 0 {
+		// A gate pointed at the wrong cluster must not pass.
+		return fmt.Errorf("no OntoPlatform in any namespace of this cluster: nothing to diagnose (is this the right --context?)")
+	}
 	reports := make([]*doctor.Report, len(platforms))
-	eg, egctx := errgroup.WithContext(ctx)
+	eg := errgroup.Group{}
 	eg.SetLimit(allNamespacesParallel)
 	for i, p := range platforms {
 		eg.Go(func() error {
 			g := &doctor.Gatherer{Clients: clients, Settings: o.Settings, Checks: o.codes()}
-			r, err := o.diagnose(egctx, g, p.Namespace, p.Name)
+			r, err := o.diagnose(ctx, g, p.Namespace, p.Name)
+			var notFound *inventory.NotFoundError
+			switch {
+			case errors.As(err, &notFound):
+				return nil // deleted since the list
+			case err != nil && ctx.Err() == nil:
+				// One platform that cannot be diagnosed is that platform's failure,
+				// not the run's.
+				r = doctor.Fatal(p.Namespace+"/"+p.Name, doctor.CodeAPIReachable, "API server reachable and readable", err.Error(), "kubectl onto doctor "+p.Name+" -n "+p.Namespace+" -v 6")
+			case err != nil:
+				return err
+			}
 			reports[i] = r
-			return err
+			return nil
 		})
 	}
 	if err := eg.Wait(); err != nil {
 		return err
 	}
+	reports = slices.DeleteFunc(reports, func(r *doctor.Report) bool { return r == nil })
 	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.DoctorListView{Reports: reports, Strict: o.Strict}); err != nil {
 		return err
 	}

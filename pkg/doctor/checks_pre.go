@@ -1340,8 +1340,11 @@ func skipAdmission(env *Env) string {
 	if !env.NamespaceExists {
 		return "the namespace does not exist yet; its PodSecurity labels come from the platform"
 	}
-	if env.DryRunErrors == nil && env.Platform != nil {
+	if env.DryRunErrors == nil && env.Platform != nil && (env.Plan != nil || env.PlanError != "") {
 		return "installed: the drift plan (" + CodeDrift + ") dry-runs every object through admission"
+	}
+	if env.DryRunErrors == nil {
+		return "not dry-run"
 	}
 	return ""
 }

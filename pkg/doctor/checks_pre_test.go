@@ -558,7 +558,12 @@ func TestPreChecks(t *testing.T) {
 			e.NamespaceExists = false
 			return e
 		}, want: ResultSkip},
-		{name: "admission admitted", code: codeAdmission, env: func() *Env { return preEnv() }, want: ResultPass, findings: 0},
+		{name: "admission admitted", code: codeAdmission, env: func() *Env {
+			e := preEnv()
+			e.DryRunErrors = map[string]string{}
+			return e
+		}, want: ResultPass, findings: 0},
+		{name: "admission not dry-run is a skip, never a pass", code: codeAdmission, env: func() *Env { return preEnv() }, want: ResultSkip, findings: 0},
 		{name: "admission refused", code: codeAdmission, env: func() *Env {
 			e := preEnv(preObj("v1", "Namespace", preNS, nil))
 			e.Desired.Planes[0].Objects[0].SetLabels(map[string]string{podSecurityEnforce: "restricted"})

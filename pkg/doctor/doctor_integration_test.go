@@ -38,6 +38,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
 )
 
 // small keeps five components of the minimal example (postgres, ontology-service,
@@ -398,6 +399,45 @@ func TestDoctorNodesAndPending(t *testing.T) {
 	f, _ = e.waitFinding(doctor.CodePending, "pod/reasoning-service-", 60*time.Second)
 	if !strings.Contains(f.Evidence, "nvidia.com/gpu") || !strings.Contains(f.Fix, "resources.requests") {
 		t.Errorf("pending finding: %+v", f)
+	}
+}
+
+// TestDoctorPreAdmission: --pre in an existing namespace that enforces PodSecurity
+// restricted finds the workload whose pods it would refuse (PodSecurity enforces on
+// Pods, so a dry-run of the Deployment alone would pass).
+func TestDoctorPreAdmission(t *testing.T) {
+	t.Parallel()
+	c := testcluster.New(t)
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := c.Namespace(t)
+	nsObj, err := clients.Kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsObj.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	if _, err := clients.Kube.CoreV1().Namespaces().Update(t.Context(), nsObj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := ontotest.Example(t, "minimal.yaml", ns)
+	small(&p.Spec)
+	privileged := render.Patch{Patch: `[{"op": "replace", "path": "/spec/template/spec/containers/0/securityContext/allowPrivilegeEscalation", "value": true}]`,
+		Target: &render.PatchTarget{Kind: "Deployment", Name: "gateway"}}
+	g := &doctor.Gatherer{Clients: clients, Settings: doctor.DefaultSettings(), Pre: true,
+		File: &platform.Loaded{Platform: p, Release: *ontotest.Release(t, p.Spec.Version), Patches: []render.Patch{privileged}}, FileSource: "platform.yaml"}
+	env, err := g.Gather(t.Context(), ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doctor.Evaluate(env, doctor.Select(doctor.All(), true, nil, []string{"PRE-009"}), false)
+	var found []string
+	for _, f := range r.Findings() {
+		found = append(found, f.Object+": "+f.Evidence)
+	}
+	if len(found) != 1 || !strings.HasPrefix(found[0], "deployment/gateway: ") || !strings.Contains(found[0], "PodSecurity") {
+		t.Fatalf("PRE-009 findings %q; want only deployment/gateway, refused by PodSecurity", found)
 	}
 }
 

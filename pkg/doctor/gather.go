@@ -161,7 +161,9 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 	})
 	read("nodes", func(ctx context.Context) error { return g.readNodes(ctx, env) })
 	if env.Desired != nil {
-		env.Served = g.served(env)
+		if env.Served, err = g.served(env); err != nil {
+			return nil, err
+		}
 		if g.runs(codeRBAC) {
 			read("permissions", func(ctx context.Context) error {
 				access, err := g.access(ctx, env)
@@ -171,7 +173,7 @@ func (g *Gatherer) Gather(ctx context.Context, namespace, name string) (*Env, er
 		}
 		// An installed platform's drift plan already dry-runs every object through
 		// admission; a second dry-run of its workloads would tell nothing new.
-		if env.NamespaceExists && env.Platform == nil && g.runs(codeAdmission) {
+		if env.NamespaceExists && g.runs(codeAdmission) && (env.Platform == nil || !g.runs(CodeDrift)) {
 			read("admission dry-runs", func(ctx context.Context) error {
 				errs, err := g.dryRunWorkloads(ctx, env)
 				env.DryRunErrors = errs
@@ -206,8 +208,9 @@ func (g *Gatherer) readPlatform(ctx context.Context, env *Env, name string) erro
 	report, err := obs.Observe(ctx, env.Namespace, name)
 	var notFound *inventory.NotFoundError
 	if errors.As(err, &notFound) && g.File != nil {
-		// Not installed yet: diagnose the file's platform as a first install would.
-		return nil
+		// Not installed: a diagnosis of its health would find nothing to check and
+		// pass. Say so; --pre is the check of a platform before its install.
+		return fmt.Errorf("%w; doctor --pre -f FILE checks a platform before its first install", err)
 	}
 	var ambiguous *inventory.AmbiguousError
 	if errors.As(err, &notFound) || errors.As(err, &ambiguous) {
@@ -245,10 +248,12 @@ func (g *Gatherer) readDesired(ctx context.Context, env *Env) error {
 				env.Desired, env.DesiredSource = d, fmt.Sprintf("revision %d", n)
 				return nil
 			}
-			if apierrors.IsForbidden(err) {
+			var status apierrors.APIStatus
+			if errors.As(err, &status) && !apierrors.IsNotFound(err) {
 				return &GatherError{What: fmt.Sprintf("the snapshot of revision %d", n), Err: err}
 			}
-			// A snapshot pruned or edited: fall back to the file, if any.
+			// A snapshot pruned, or edited (its digest no longer matches): fall back
+			// to the file, if any; PLT-104 says which it compared with.
 		}
 	}
 	if g.File != nil {
@@ -293,7 +298,8 @@ func (g *Gatherer) readCRD(ctx context.Context) (*unstructured.Unstructured, err
 }
 
 // served says, for each kind the desired objects use, whether the cluster serves it.
-func (g *Gatherer) served(env *Env) map[schema.GroupVersionKind]bool {
+// A discovery error other than "no such kind" is a failed read, not an answer.
+func (g *Gatherer) served(env *Env) (map[schema.GroupVersionKind]bool, error) {
 	out := map[schema.GroupVersionKind]bool{}
 	for _, obj := range env.Rendered() {
 		gvk := obj.GroupVersionKind()
@@ -301,9 +307,12 @@ func (g *Gatherer) served(env *Env) map[schema.GroupVersionKind]bool {
 			continue
 		}
 		_, err := g.Clients.Mapping(obj)
-		out[gvk] = !meta.IsNoMatchError(err)
+		if err != nil && !meta.IsNoMatchError(err) {
+			return nil, &GatherError{What: "API discovery of " + gvk.String(), Err: err}
+		}
+		out[gvk] = err == nil
 	}
-	return out
+	return out, nil
 }
 
 // readInstalled queues the reads of an installed platform: its workloads, pods, HPAs,
@@ -371,7 +380,7 @@ func (g *Gatherer) readInstalled(read func(string, func(context.Context) error),
 			planner := &plan.Planner{Clients: g.Clients}
 			pl, err := planner.Plan(ctx, env.Desired)
 			if err != nil {
-				if apierrors.IsForbidden(err) || isUnreachable(err) {
+				if isRBACDenied(err) || isUnreachable(err) {
 					return err
 				}
 				// A plan refused for a reason of the cluster's state (a kind not
@@ -574,9 +583,10 @@ func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
 	return out
 }
 
-// dryRunWorkloads creates each rendered workload as a server-side dry-run in the
-// existing namespace, so admission (PodSecurity, quota, webhooks) answers as it would
-// for the real write. A workload that exists is dry-run applied instead.
+// dryRunWorkloads creates, as a server-side dry-run in the existing namespace, one Pod
+// from each rendered workload's pod template: PodSecurity enforces on Pods only (on a
+// Deployment it merely warns), and quota and webhooks answer for a Pod as they would
+// for the workload's real ones.
 func (g *Gatherer) dryRunWorkloads(ctx context.Context, env *Env) (map[string]string, error) {
 	out := map[string]string{}
 	var mu sync.Mutex
@@ -587,17 +597,15 @@ func (g *Gatherer) dryRunWorkloads(ctx context.Context, env *Env) (map[string]st
 			continue
 		}
 		eg.Go(func() error {
-			mapping, err := g.Clients.Mapping(obj)
+			pod, err := podOf(obj)
 			if err != nil {
-				return nil // PRE-006 reports kinds not served
+				return fmt.Errorf("pod template of %s/%s: %w", obj.GetKind(), obj.GetName(), err)
 			}
-			obj := obj.DeepCopy()
-			ri := g.Clients.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace())
-			_, err = ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: plan.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+			_, err = g.Clients.Kube.CoreV1().Pods(obj.GetNamespace()).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if err == nil {
 				return nil
 			}
-			if apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "violates PodSecurity") || isUnreachable(err) {
+			if isRBACDenied(err) || isUnreachable(err) {
 				return err
 			}
 			mu.Lock()
@@ -607,6 +615,40 @@ func (g *Gatherer) dryRunWorkloads(ctx context.Context, env *Env) (map[string]st
 		})
 	}
 	return out, eg.Wait()
+}
+
+// podOf is a Pod made from a workload's pod template, named after the workload.
+func podOf(workload *unstructured.Unstructured) (*corev1.Pod, error) {
+	tmpl, found, err := unstructured.NestedMap(workload.Object, "spec", "template")
+	if err != nil || !found {
+		return nil, fmt.Errorf("no spec.template: %v", err)
+	}
+	var pt corev1.PodTemplateSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, &pt); err != nil {
+		return nil, err
+	}
+	pod := &corev1.Pod{ObjectMeta: pt.ObjectMeta, Spec: pt.Spec}
+	pod.Name, pod.Namespace = workload.GetName()+"-doctor-dry-run", workload.GetNamespace()
+	// Its own ServiceAccount is created with the platform; the ServiceAccount
+	// admission plugin would refuse a Pod naming it before then. The namespace's
+	// default one stands in: PodSecurity and quota do not look at it.
+	pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount = "", ""
+	// A StatefulSet's pods get a volume per claim template, as its controller adds.
+	claims, _, _ := unstructured.NestedSlice(workload.Object, "spec", "volumeClaimTemplates")
+	for _, c := range claims {
+		m, _ := c.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "metadata", "name")
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name + "-" + workload.GetName() + "-0"}}})
+	}
+	return pod, nil
+}
+
+// isRBACDenied reports whether err is the authorizer's refusal ("User ... cannot
+// create resource ..."), which means doctor cannot read or check what it needs, as
+// opposed to a 403 of admission (PodSecurity, quota, a webhook), which is a finding.
+func isRBACDenied(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(apiMessage(err), " cannot ")
 }
 
 func apiMessage(err error) string {
