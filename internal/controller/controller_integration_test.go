@@ -210,7 +210,8 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 	})
 
 	t.Run("spec edited in the cluster is applied", func(t *testing.T) {
-		patch := []byte(`{"spec":{"gateway":{"replicas":2}}}`)
+		// Two replicas, and an Ingress: a kind the platform did not have.
+		patch := []byte(`{"spec":{"gateway":{"replicas":2,"ingress":{"enabled":true,"host":"onto.example.com"}}}}`)
 		ri, err := e.clients.Resource(platformObject(e.p))
 		if err != nil {
 			t.Fatal(err)
@@ -226,6 +227,10 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 			p := e.live()
 			return *d.Spec.Replicas == 2 && p.Status.ObservedGeneration == p.Generation && p.Status.Phase == v1alpha1.PhaseRunning, nil
 		})
+		// The new kind is listed on the parent, or prune and uninstall would miss it.
+		if kinds := e.live().Annotations["applyset.kubernetes.io/contains-group-kinds"]; !strings.Contains(kinds, "Ingress.networking.k8s.io") {
+			t.Fatalf("contains-group-kinds %q lacks the Ingress the watch created", kinds)
+		}
 		// The converged spec is a revision, so later passes render it.
 		if h := e.live().Status.History; len(h) == 0 || h[len(h)-1].Action != "watch" || h[len(h)-1].Snapshot == "" {
 			t.Fatalf("history after the watch applied a spec change: %+v", h)
@@ -327,6 +332,9 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 		if _, err := e.deployment("gateway"); !apierrors.IsNotFound(err) {
 			t.Fatalf("gateway Deployment after the platform's deletion: %v", err)
 		}
+		if _, err := e.clients.Kube.NetworkingV1().Ingresses(ns).Get(ctx, "gateway", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("the Ingress the watch added is left after the platform's deletion: %v", err)
+		}
 		pvcs, err := e.clients.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -352,4 +360,22 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestWatchNamespaceDeleted: deleting the namespace of a watched platform finishes: the
+// watch drops its finalizer instead of an ordered uninstall whose lock it could not
+// create there.
+func TestWatchNamespaceDeleted(t *testing.T) {
+	t.Parallel()
+	e := startWatch(t)
+	e.eventually("finalizer added", 30*time.Second, func() (bool, error) {
+		return contains(e.live().Finalizers, apply.Finalizer), nil
+	})
+	if err := e.clients.Kube.CoreV1().Namespaces().Delete(t.Context(), e.p.Namespace, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("namespace gone", 90*time.Second, func() (bool, error) {
+		_, err := e.clients.Kube.CoreV1().Namespaces().Get(t.Context(), e.p.Namespace, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }

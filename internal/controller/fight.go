@@ -39,8 +39,9 @@ type fights struct {
 	takeBack map[fightKey][]time.Time
 }
 
-// record notes the fields the plan took back from other managers at now.
-func (f *fights) record(platform string, p *plan.Plan, now time.Time) {
+// record notes the fields the plan took back from other managers at now, for the
+// objects applied (by kube.Ref: "Kind namespace/name").
+func (f *fights) record(platform string, p *plan.Plan, applied map[string]bool, now time.Time) {
 	if p == nil {
 		return
 	}
@@ -51,7 +52,7 @@ func (f *fights) record(platform string, p *plan.Plan, now time.Time) {
 	}
 	for _, pl := range p.Planes {
 		for _, c := range pl.Changes {
-			if c.Action != plan.ActionUpdate {
+			if c.Action != plan.ActionUpdate || !applied[c.Object.String()] {
 				continue
 			}
 			for _, conflict := range c.Conflicts {

@@ -161,7 +161,7 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 			return nil, err
 		}
 	}
-	r := &Reconciler{Client: mgr.GetClient(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
 		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log, HealthyRequeue: opts.HealthyRequeue,
 		Metrics: NewMetrics(metrics.Registry)}
 	r.Reactions = NewReactions(DefaultNodeGrace, DefaultEvictedPodTTL)

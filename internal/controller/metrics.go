@@ -68,3 +68,10 @@ func (m *Metrics) remediated(reason string) {
 		m.remediations.WithLabelValues(reason).Inc()
 	}
 }
+
+// forget drops a deleted platform's gauge, so no stale 0 keeps an alert firing.
+func (m *Metrics) forget(p *v1alpha1.OntoPlatform) {
+	if m != nil {
+		m.ready.DeleteLabelValues(p.Namespace, p.Name)
+	}
+}

@@ -22,9 +22,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -87,8 +90,13 @@ type Reconciler struct {
 	// Reactions to failing pods (reactions.go); nil does not react.
 	Reactions *Reactions
 
-	fights    fights
-	unchanged unchanged
+	// APIReader reads around the cache (the platform under the lock).
+	APIReader client.Reader
+
+	fights        fights
+	unchanged     unchanged
+	rollingMu     sync.Mutex
+	rollingPasses map[string]int
 }
 
 func (r *Reconciler) now() time.Time {
@@ -119,10 +127,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := r.log().With("platform", req.String())
 
 	if !p.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &p)
+		err := r.finalize(ctx, &p)
+		var later *requeueAfter
+		if errors.As(err, &later) {
+			log.Info(later.why)
+			return ctrl.Result{RequeueAfter: later.d}, nil
+		}
+		return ctrl.Result{}, err
 	}
 	if !controllerutil.ContainsFinalizer(&p, apply.Finalizer) {
-		patch := client.MergeFrom(p.DeepCopy())
+		// Optimistic: another controller's finalizer written meanwhile is not lost.
+		patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(&p, apply.Finalizer)
 		if err := r.Client.Patch(ctx, &p, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
@@ -139,34 +154,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.upgrade(ctx, &p)
 	}
 
-	d, rel, source, err := r.desired(ctx, &p)
-	fromSnapshot := source != ""
-	if err != nil {
-		r.event(&p, "Warning", "RenderFailed", "Render", err.Error())
-		return ctrl.Result{}, err
-	}
-	a := r.applier(&p)
+	a := r.applier(&p, nil)
 	opts := apply.DefaultOptions()
-	opts.Reconcile, opts.LockHeld, opts.Action, opts.Release = true, true, "watch", &rel
+	opts.Reconcile, opts.LockHeld, opts.Action = true, true, "watch"
 	opts.ForceConflicts = r.Drift != DriftReport
 	opts.Holder, opts.LockTTL = r.Holder, r.lockTTL()
 	opts.CrashLoopRestarts, opts.Generation = 0, p.Generation
+	ref := req.String() + "/" + string(p.UID)
 
-	if r.Drift == DriftReport && fromSnapshot {
-		return r.report(ctx, &p, d)
-	}
-	ref := req.String()
-	desiredID := fmt.Sprintf("%s generation %d", source, p.Generation)
-	opts.Unchanged = r.unchanged.skip(ref, desiredID)
-	if fighting := r.fights.fighting(ref, r.now()); len(fighting) > 0 {
-		// Left as the other manager has it; the rest is still kept.
-		opts.Only = func(obj *unstructured.Unstructured) bool {
-			_, fight := fighting[objectKey(obj.GetKind(), obj.GetName())]
-			return !fight
+	if r.Drift == DriftReport {
+		d, _, source, err := r.desired(ctx, &p)
+		if err != nil {
+			return ctrl.Result{}, err
 		}
-		msg := fightMessage(fighting)
-		opts.Degraded = &apply.DegradedReason{Reason: ReasonDriftFight, Message: msg}
-		r.event(&p, "Warning", ReasonDriftFight, "Repair", msg)
+		if source != "" {
+			return r.report(ctx, &p, d)
+		}
 	}
 	lockCtx, release, err := a.Lock(ctx, p.Namespace, p.Name, opts)
 	var locked *apply.LockedError
@@ -179,29 +182,103 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	defer release()
+	// Under the lock, the platform as it is now: the cache may not have seen what a
+	// CLI run that just released the lock recorded (its revision, its generation).
+	live, err := r.livePlatform(lockCtx, &p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if live.ResourceVersion != p.ResourceVersion {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	d, rel, source, err := r.desired(lockCtx, &p)
+	if err != nil {
+		r.event(&p, "Warning", "RenderFailed", "Render", err.Error())
+		return ctrl.Result{}, err
+	}
+	opts.Release = &rel
+	desiredID := fmt.Sprintf("%s generation %d", source, p.Generation)
+	opts.Unchanged = r.unchanged.skip(ref, desiredID)
+	fighting := r.fights.fighting(ref, r.now())
+	if len(fighting) > 0 {
+		// Left as the other manager has it; the rest is still kept.
+		opts.Only = func(obj *unstructured.Unstructured) bool {
+			_, fight := fighting[objectKey(obj.GetKind(), obj.GetName())]
+			return !fight
+		}
+		msg := fightMessage(fighting)
+		opts.Degraded = &apply.DegradedReason{Reason: ReasonDriftFight, Message: msg}
+		r.event(&p, "Warning", ReasonDriftFight, "Repair", msg)
+	}
+	applied := map[string]bool{}
+	var appliedMu sync.Mutex
+	a = r.applier(&p, func(object string) {
+		appliedMu.Lock()
+		applied[object] = true
+		appliedMu.Unlock()
+	})
 	res, err := a.Apply(lockCtx, d, opts)
 	if res != nil && opts.ForceConflicts {
-		r.fights.record(ref, res.Plan, r.now())
+		// Only what was written took fields back; a pass that stopped before an
+		// object's plane did not.
+		r.fights.record(ref, res.Plan, applied, r.now())
 	}
+	wrote := res != nil && res.Applied > 0
 	if res != nil {
-		r.unchanged.record(ref, desiredID, res.Plan, err != nil || res.Applied > 0)
+		// The objects left to another manager are not known to be as applied: once
+		// the fight is over, the next pass must compare them again.
+		r.unchanged.record(ref, desiredID, res.Plan, wrote || (err != nil && !isNotReady(err)), fighting)
 	}
-	log.Debug("pass", "generation", p.Generation, "observed", p.Status.ObservedGeneration, "fromSnapshot", fromSnapshot, "err", err)
+	log.Debug("pass", "generation", p.Generation, "observed", p.Status.ObservedGeneration, "source", source, "err", err)
 	var notReady *apply.PlaneNotReadyError
 	switch {
 	case errors.As(err, &notReady):
 		r.Metrics.setReady(&p, false)
-		return ctrl.Result{RequeueAfter: rollingRequeue}, nil
+		return ctrl.Result{RequeueAfter: r.rolling(ref, wrote)}, nil
 	case err != nil:
 		r.Metrics.setReady(&p, false)
 		r.event(&p, "Warning", "ApplyFailed", "Apply", err.Error())
 		return ctrl.Result{}, err
 	}
+	r.rolling(ref, true) // reset
 	r.Metrics.setReady(&p, true)
-	if res != nil && res.Applied > 0 && fromSnapshot {
+	if wrote && source != "" {
 		r.Metrics.driftRepaired(res.Applied)
 	}
 	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
+}
+
+func isNotReady(err error) bool {
+	var notReady *apply.PlaneNotReadyError
+	return errors.As(err, &notReady)
+}
+
+// rolling is the requeue after a pass that stopped at a plane still rolling out:
+// 15 s after a pass that wrote, then doubling up to 5 min while passes find nothing to
+// write (a component crash-looping for an hour costs a dozen passes, not 240); the
+// workloads' readiness changes bring the platform back sooner.
+func (r *Reconciler) rolling(ref string, reset bool) time.Duration {
+	r.rollingMu.Lock()
+	defer r.rollingMu.Unlock()
+	if r.rollingPasses == nil {
+		r.rollingPasses = map[string]int{}
+	}
+	if reset {
+		delete(r.rollingPasses, ref)
+		return rollingRequeue
+	}
+	n := r.rollingPasses[ref]
+	r.rollingPasses[ref] = n + 1
+	return min(rollingRequeue<<min(n, 5), errorBackoffMax)
+}
+
+// livePlatform reads the OntoPlatform from the API server, not the cache.
+func (r *Reconciler) livePlatform(ctx context.Context, p *v1alpha1.OntoPlatform) (*v1alpha1.OntoPlatform, error) {
+	var live v1alpha1.OntoPlatform
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p), &live); err != nil {
+		return nil, err
+	}
+	return &live, nil
 }
 
 func (r *Reconciler) healthyRequeue() time.Duration {
@@ -220,7 +297,7 @@ func (r *Reconciler) lockTTL() time.Duration {
 
 // applier writes for one platform; each object it writes becomes an audit line and,
 // summed up, an Event.
-func (r *Reconciler) applier(p *v1alpha1.OntoPlatform) *apply.Applier {
+func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object string)) *apply.Applier {
 	ref := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}.String()
 	return &apply.Applier{Clients: r.Clients, Now: r.now, Log: r.log(), Process: apply.CurrentProcess(),
 		Observer: func(ev apply.Event) {
@@ -229,6 +306,9 @@ func (r *Reconciler) applier(p *v1alpha1.OntoPlatform) *apply.Applier {
 				action := string(ev.Action)
 				if ev.Type == apply.EventObjectDeleted {
 					action = "delete"
+				}
+				if onApplied != nil {
+					onApplied(ev.Object)
 				}
 				r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
 				r.event(p, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
@@ -301,7 +381,9 @@ func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctr
 	}
 	opts := upgrade.DefaultOptions()
 	opts.Apply.Holder, opts.Apply.LockTTL = r.Holder, r.lockTTL()
-	u := &upgrade.Upgrade{Clients: r.Clients, Applier: r.applier(p), Namespace: p.Namespace, Name: p.Name,
+	// Its steps leave the CRD and the OntoPlatform's spec alone, as every pass does.
+	opts.Apply.KeepPlatformObjects = true
+	u := &upgrade.Upgrade{Clients: r.Clients, Applier: r.applier(p, nil), Namespace: p.Namespace, Name: p.Name,
 		Catalog: r.Catalog, Options: opts, Target: &upgrade.Target{Spec: *p.Spec.DeepCopy(), Release: rel}}
 	r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s", p.Status.Version, p.Spec.Version))
 	if _, err := u.Run(ctx); err != nil {
@@ -322,18 +404,30 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.OntoPlatform) err
 	if !controllerutil.ContainsFinalizer(p, apply.Finalizer) {
 		return nil
 	}
-	a := r.applier(p)
+	a := r.applier(p, nil)
+	if terminating, err := r.namespaceTerminating(ctx, p.Namespace); err != nil {
+		return err
+	} else if terminating {
+		// The namespace goes with everything in it, and the lock's Lease cannot be
+		// created there any more: an ordered uninstall is neither possible nor needed.
+		r.Metrics.forget(p)
+		return a.RemoveFinalizer(ctx, p.Namespace, p.Name)
+	}
 	_, err := a.Uninstall(ctx, p.Namespace, p.Name, apply.UninstallOptions{Finalizing: true, PlaneTimeout: 5 * time.Minute,
 		LockTTL: r.lockTTL(), Holder: r.Holder})
 	var locked *apply.LockedError
 	switch {
 	case errors.As(err, &locked):
-		return fmt.Errorf("uninstall waits for %s: %w", locked.Holder, err)
+		return &requeueAfter{d: max(time.Second, locked.Expires.Sub(r.now())+time.Second), why: "uninstall waits for " + locked.Holder}
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		r.Metrics.forget(p)
+		return a.RemoveFinalizer(ctx, p.Namespace, p.Name)
 	case err != nil:
 		r.event(p, "Warning", "UninstallFailed", "Uninstall", err.Error())
 		return err
 	}
 	r.Audit.Write(AuditRecord{Time: r.now(), Platform: p.Namespace + "/" + p.Name, Action: "uninstall", Reason: "deleted"})
+	r.Metrics.forget(p)
 	if err := a.RemoveFinalizer(ctx, p.Namespace, p.Name); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -348,4 +442,24 @@ func (r *Reconciler) event(p *v1alpha1.OntoPlatform, typ, reason, action, note s
 		note = note[:997] + "..."
 	}
 	r.Recorder.Eventf(p, nil, typ, reason, action, "%s", note)
+}
+
+// requeueAfter is a pass that must come back later without counting as a failure.
+type requeueAfter struct {
+	d   time.Duration
+	why string
+}
+
+func (e *requeueAfter) Error() string { return e.why }
+
+// namespaceTerminating reports whether namespace is being deleted.
+func (r *Reconciler) namespaceTerminating(ctx context.Context, namespace string) (bool, error) {
+	ns, err := r.Clients.Kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return !ns.DeletionTimestamp.IsZero(), nil
 }

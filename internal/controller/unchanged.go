@@ -30,8 +30,9 @@ type unchangedPass struct {
 	versions map[string]string
 }
 
-// record keeps what p found unchanged, or forgets the platform when p wrote.
-func (u *unchanged) record(platform, desired string, p *plan.Plan, wrote bool) {
+// record keeps what p found unchanged, or forgets the platform when p wrote. The
+// objects of exclude were not compared (left to another manager): never kept.
+func (u *unchanged) record(platform, desired string, p *plan.Plan, wrote bool, exclude map[string]string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
@@ -44,8 +45,9 @@ func (u *unchanged) record(platform, desired string, p *plan.Plan, wrote bool) {
 	pass := unchangedPass{desired: desired, versions: map[string]string{}}
 	for _, pl := range p.Planes {
 		for _, c := range pl.Changes {
-			if c.Action == plan.ActionUnchanged && c.ResourceVersion != "" {
-				pass.versions[objectKey(c.Object.Kind, c.Object.Name)] = c.ResourceVersion
+			key := objectKey(c.Object.Kind, c.Object.Name)
+			if _, excluded := exclude[key]; c.Action == plan.ActionUnchanged && c.ResourceVersion != "" && !excluded {
+				pass.versions[key] = c.ResourceVersion
 			}
 		}
 	}

@@ -85,6 +85,10 @@ type Options struct {
 	// Only limits planning (and so writing) to the objects it accepts; others that
 	// exist are taken as unchanged (plan.Planner.Only). nil plans everything.
 	Only func(*unstructured.Unstructured) bool
+	// KeepPlatformObjects writes neither the CRD nor the OntoPlatform's spec (only its
+	// inventory metadata), as Reconcile does: the watch's upgrades, whose steps
+	// otherwise apply as the CLI does.
+	KeepPlatformObjects bool
 	// Unchanged takes an existing object as unchanged without a dry-run when it
 	// returns true (plan.Planner.Unchanged).
 	Unchanged func(obj, live *unstructured.Unstructured) bool
@@ -197,7 +201,7 @@ func (a *Applier) logger() *slog.Logger {
 // it is not: apply means "this spec, healthy", so a retried failed run stays failed.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepPlatformObjects: opts.Reconcile}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no
@@ -437,14 +441,24 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 // the metadata alone by the same field manager would remove the spec fields the CLI
 // applied under it.
 func (a *Applier) applyParent(ctx context.Context, c plan.Change, opts Options) error {
-	if !opts.Reconcile {
+	if !opts.Reconcile && !opts.KeepPlatformObjects {
 		return a.applyOne(ctx, c, opts)
 	}
 	ri, err := a.Clients.Resource(c.Desired)
 	if err != nil {
 		return err
 	}
-	meta := map[string]any{"labels": c.Desired.GetLabels(), "annotations": c.Desired.GetAnnotations()}
+	// Only the inventory's keys: the labels and annotations others put on the
+	// OntoPlatform (GitOps tracking, users) stay as they are.
+	labelKeys, annotationKeys := plan.InventoryMetadata()
+	labels, annotations := map[string]any{}, map[string]any{}
+	for _, k := range labelKeys {
+		labels[k] = c.Desired.GetLabels()[k]
+	}
+	for _, k := range annotationKeys {
+		annotations[k] = c.Desired.GetAnnotations()[k]
+	}
+	meta := map[string]any{"labels": labels, "annotations": annotations}
 	data, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return err

@@ -113,7 +113,9 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	default:
 		next.Phase = v1alpha1.PhaseRunning
 		next.Version = d.Version
-		next.ObservedGeneration = generation
+		// Never backwards: a run that rendered an older generation than another run
+		// already recorded does not undo that record.
+		next.ObservedGeneration = max(generation, current.Status.ObservedGeneration)
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
 		if opts.Degraded != nil {

@@ -124,7 +124,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	}
 
 	if parent := live[RefOf(d.Platform).key()]; parent != nil && pl.KeepPlatformObjects {
-		platformPlane.Changes[1] = Change{Object: RefOf(d.Platform), ResourceVersion: parent.GetResourceVersion(), Action: ActionUnchanged}
+		platformPlane.Changes[1] = inventoryChange(d.Platform, parent)
 	} else if crdExists && nsExists {
 		g.Go(func() error {
 			ch, err := pl.planObject(gctx, d.Platform, live[RefOf(d.Platform).key()], "", nil)
@@ -178,6 +178,36 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	takeBackReplicas(p, live)
 	p.summarize()
 	return p, nil
+}
+
+// InventoryMetadata are the parent's labels and annotations that make it the ApplySet
+// parent of its members: all a run that keeps the platform objects (the watch) writes
+// of it.
+func InventoryMetadata() (labels, annotations []string) {
+	return []string{inventory.IDLabel}, []string{inventory.ToolingAnnotation, inventory.ContainsGroupKindsAnnot}
+}
+
+// inventoryChange plans the parent when its spec is not this run's to write: an
+// update of its inventory labels and annotations when they differ from desired's (a
+// kind added to the platform must be listed, or uninstall and prune would not find
+// its objects), else unchanged.
+func inventoryChange(desired, live *unstructured.Unstructured) Change {
+	ch := Change{Object: RefOf(desired), ResourceVersion: live.GetResourceVersion(), Action: ActionUnchanged}
+	labels, annotations := InventoryMetadata()
+	for _, k := range labels {
+		if desired.GetLabels()[k] != live.GetLabels()[k] {
+			ch.Fields = append(ch.Fields, FieldChange{Path: "metadata.labels." + k, Old: live.GetLabels()[k], New: desired.GetLabels()[k]})
+		}
+	}
+	for _, k := range annotations {
+		if desired.GetAnnotations()[k] != live.GetAnnotations()[k] {
+			ch.Fields = append(ch.Fields, FieldChange{Path: "metadata.annotations." + k, Old: live.GetAnnotations()[k], New: desired.GetAnnotations()[k]})
+		}
+	}
+	if len(ch.Fields) > 0 {
+		ch.Action, ch.Desired = ActionUpdate, desired
+	}
+	return ch
 }
 
 // checkServed fails, before anything is written, when the cluster does not serve a kind
