@@ -39,13 +39,17 @@ func platformFile(t *testing.T, ns, extraSpec string) string {
 	return path
 }
 
+// smallSpecWithMinio is smallSpec with minio on, for the tests that read the
+// generated Secrets of postgres and minio.
+var smallSpecWithMinio = strings.Replace(smallSpec, "minio: {enabled: false}", "minio: {enabled: true}", 1)
+
 // TestCLILifecycleNeverPrintsSecrets drives the binary's commands against the real
 // cluster: apply, plan with --detailed-exitcode, status, and checks that no generated
 // Secret value, plain or base64, appears in anything any of them printed.
 func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
-	file := platformFile(t, ns, "")
+	file := platformFile(t, ns, smallSpecWithMinio)
 	kc := "--kubeconfig=" + c.Kubeconfig
 	var printed []string
 	do := func(wantCode int, args ...string) result {
@@ -88,7 +92,7 @@ func TestCLILifecycleNeverPrintsSecrets(t *testing.T) {
 	doctorCLI(t, do, ns, file, kc)
 
 	// An edit makes --detailed-exitcode say "changes" (2).
-	edited := platformFile(t, ns, "  gateway:\n    replicas: 2\n")
+	edited := platformFile(t, ns, smallSpecWithMinio+"  gateway:\n    replicas: 2\n")
 	do(2, "plan", "-f", edited, "--detailed-exitcode")
 
 	var values []string
@@ -207,10 +211,10 @@ func TestCLISavedPlan(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	kc := "--kubeconfig=" + c.Kubeconfig
-	if r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), kc); r.code != 0 {
+	if r := runCmd(t, "apply", "-f", platformFile(t, ns, smallSpec), kc); r.code != 0 {
 		t.Fatalf("apply: %s", r.stderr)
 	}
-	edited := platformFile(t, ns, "  gateway:\n    replicas: 2\n")
+	edited := platformFile(t, ns, smallSpec+"  gateway:\n    replicas: 2\n")
 	r := runCmd(t, "plan", "-f", edited, "-o", "json", kc)
 	if r.code != 0 {
 		t.Fatalf("plan: %s", r.stderr)
@@ -238,7 +242,7 @@ func TestCLIUnlock(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	kc := "--kubeconfig=" + c.Kubeconfig
-	file := platformFile(t, ns, "")
+	file := platformFile(t, ns, smallSpec)
 	if r := runCmd(t, "apply", "-f", file, kc); r.code != 0 {
 		t.Fatalf("apply: %s", r.stderr)
 	}
@@ -280,7 +284,7 @@ func TestCLINamespaceFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	noNS := filepath.Join(t.TempDir(), "platform.yaml")
-	if err := os.WriteFile(noNS, []byte(strings.Replace(string(data), "  namespace: onto-dev\n", "", 1)), 0o644); err != nil {
+	if err := os.WriteFile(noNS, []byte(strings.Replace(string(data), "  namespace: onto-dev\n", "", 1)+smallSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if r := runCmd(t, "apply", "-f", noNS, "-n", ns, kc); r.code != 0 {
@@ -289,7 +293,7 @@ func TestCLINamespaceFlag(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{}); err != nil {
 		t.Fatalf("gateway in %s after apply -n: %v", ns, err)
 	}
-	r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), "-n", other, kc)
+	r := runCmd(t, "apply", "-f", platformFile(t, ns, smallSpec), "-n", other, kc)
 	if r.code != 1 || !strings.Contains(r.stderr, ns) || !strings.Contains(r.stderr, other) {
 		t.Fatalf("apply of a file in %s with -n %s: exit %d, %q; want 1 naming both", ns, other, r.code, r.stderr)
 	}
@@ -304,10 +308,10 @@ func TestCLIDryRunFailsLikeApply(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	kc := "--kubeconfig=" + c.Kubeconfig
-	if r := runCmd(t, "apply", "-f", platformFile(t, ns, "  gateway:\n    ingress: {enabled: true, host: onto.example.com}\n"), kc); r.code != 0 {
+	if r := runCmd(t, "apply", "-f", platformFile(t, ns, smallSpec+"  gateway:\n    ingress: {enabled: true, host: onto.example.com}\n"), kc); r.code != 0 {
 		t.Fatalf("apply: %s", r.stderr)
 	}
-	r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), "--dry-run=server", "--max-deletes=0", kc)
+	r := runCmd(t, "apply", "-f", platformFile(t, ns, smallSpec), "--dry-run=server", "--max-deletes=0", kc)
 	if r.code != 1 || !strings.Contains(r.stderr, "--max-deletes") || !strings.Contains(r.stdout, "delete") {
 		t.Fatalf("apply --dry-run=server --max-deletes=0 of a plan that deletes: exit %d\nstdout %q\nstderr %q\nwant the plan shown and exit 1", r.code, r.stdout, r.stderr)
 	}
@@ -323,7 +327,7 @@ func TestCLIStatusAgreesWithItself(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	kc := "--kubeconfig=" + c.Kubeconfig
-	if r := runCmd(t, "apply", "-f", platformFile(t, ns, ""), kc); r.code != 0 {
+	if r := runCmd(t, "apply", "-f", platformFile(t, ns, smallSpec), kc); r.code != 0 {
 		t.Fatalf("apply: %s", r.stderr)
 	}
 	r := runCmd(t, "status", "-n", ns, kc)
@@ -369,7 +373,7 @@ func TestCLIRequestLogging(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	kc := "--kubeconfig=" + c.Kubeconfig
-	file := platformFile(t, ns, "")
+	file := platformFile(t, ns, smallSpecWithMinio)
 	if r := runCmd(t, "apply", "-f", file, kc); r.code != 0 {
 		t.Fatalf("apply: %s", r.stderr)
 	}

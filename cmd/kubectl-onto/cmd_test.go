@@ -8,8 +8,10 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -19,6 +21,53 @@ import (
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
+
+// built is the plugin binary, built once for the tests that run it as a process, in
+// a directory of its own removed when the last of them ends: testcluster.Main ends in
+// os.Exit, so nothing of TestMain runs after the tests.
+var built struct {
+	mu    sync.Mutex
+	users int    // tests registered by builtPlugin whose cleanup has not run yet
+	dir   string // holds kubectl-onto; "" until built
+}
+
+// builtPlugin registers t as a user of the built binary and returns a function that
+// builds it (the first call in the test binary) and returns its path. Call it before
+// t.Parallel: a parallel test resumes only once every top-level test has started, so
+// every user is registered before any of them ends and the directory goes when the
+// last one does. (A sequential user ending before the others register makes them
+// build again, which is correct, only slower.)
+func builtPlugin(t *testing.T) func() string {
+	t.Helper()
+	built.mu.Lock()
+	built.users++
+	built.mu.Unlock()
+	t.Cleanup(func() {
+		built.mu.Lock()
+		defer built.mu.Unlock()
+		if built.users--; built.users == 0 && built.dir != "" {
+			_ = os.RemoveAll(built.dir)
+			built.dir = ""
+		}
+	})
+	return func() string {
+		t.Helper()
+		built.mu.Lock()
+		defer built.mu.Unlock()
+		if built.dir == "" {
+			dir, err := os.MkdirTemp("", "kubectl-onto-test-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", filepath.Join(dir, "kubectl-onto"), ".").CombinedOutput(); err != nil {
+				_ = os.RemoveAll(dir)
+				t.Fatalf("go build: %v\n%s", err, out)
+			}
+			built.dir = dir
+		}
+		return filepath.Join(built.dir, "kubectl-onto")
+	}
+}
 
 // result is what one run of the root command printed and its exit code.
 type result struct {

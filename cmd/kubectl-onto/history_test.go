@@ -31,7 +31,7 @@ func TestScaleAndHistoryCommands(t *testing.T) {
 		}
 		return r
 	}
-	do("apply", "-f", platformFile(t, ns, ""), "--plane-timeout=90s")
+	do("apply", "-f", platformFile(t, ns, smallSpec), "--plane-timeout=90s")
 
 	r := do("scale", "gateway", "--replicas", "2", "--plane-timeout=90s")
 	if want := "OntoPlatform " + ns + "/onto-dev: gateway scaled (replicas 1 → 2), Running"; !strings.HasPrefix(r.stdout, want) {

@@ -47,17 +47,14 @@ func readmeBlock(t *testing.T, marker string) []string {
 // each line of the walkthrough verbatim through bash, with kubectl finding the plugin
 // on PATH as `kubectl onto`. Every line must exit 0, so the README cannot rot.
 func TestREADMEWalkthrough(t *testing.T) {
+	plugin := builtPlugin(t)
 	t.Parallel() // its platform has a namespace of its own, onto
 	c := testcluster.New(t)
 	envFile := filepath.Join(filepath.Dir(c.Kubeconfig), "env")
 	if _, err := os.Stat(envFile); err != nil {
 		t.Skipf("the cluster has no env file (%v): started by something other than hack/testcluster/up.sh", err)
 	}
-	bin := t.TempDir()
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", filepath.Join(bin, "kubectl-onto"), ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(plugin()) // holds kubectl-onto only
 	// The first block: the route from make demo to kubectl onto.
 	setup := readmeBlock(t, "## Use")
 	if len(setup) == 0 || setup[0] != "source .cluster/env" {

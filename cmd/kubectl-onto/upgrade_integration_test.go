@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,7 +24,8 @@ import (
 )
 
 // smallSpec keeps five components of the minimal example (postgres, ontology-service,
-// data-service, nessie, gateway): every path of an upgrade, in less time.
+// data-service, nessie, gateway): every path of an upgrade, in less time; the CLI
+// tests that need no other component install it too.
 const smallSpec = `  infrastructure:
     kafka: {enabled: false}
     minio: {enabled: false}
@@ -43,6 +43,7 @@ const smallSpec = `  infrastructure:
 // takes over the dead run's lock at once, resumes from where it stopped and finishes,
 // with no canary left.
 func TestCLIUpgradeResumesAfterKill(t *testing.T) {
+	plugin := builtPlugin(t)
 	t.Parallel()
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
@@ -59,10 +60,7 @@ func TestCLIUpgradeResumesAfterKill(t *testing.T) {
 		t.Fatalf("apply 1.5.0: exit %d\n%s", r.code, r.stderr)
 	}
 
-	bin := filepath.Join(t.TempDir(), "kubectl-onto")
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := plugin()
 	args := []string{"upgrade", "-n", ns, "--to", "1.6.0", "--canary-soak", "1s", "-o", "json", kc}
 	cmd := exec.CommandContext(t.Context(), bin, args...)
 	stdout, err := cmd.StdoutPipe()

@@ -46,6 +46,7 @@ func (l *lockedBuffer) String() string {
 // duration, SIGTERM (the lease released) within its retry period; only the leader
 // repairs a deleted Deployment.
 func TestWatchLeaderElection(t *testing.T) {
+	plugin := builtPlugin(t)
 	t.Parallel()
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
@@ -54,10 +55,7 @@ func TestWatchLeaderElection(t *testing.T) {
 	if r := runCmd(t, "apply", "-f", file, kc); r.code != 0 {
 		t.Fatalf("apply: exit %d\n%s", r.code, r.stderr)
 	}
-	bin := filepath.Join(t.TempDir(), "kubectl-onto")
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := plugin()
 	type watcher struct {
 		cmd   *exec.Cmd
 		audit string
