@@ -42,15 +42,6 @@ func TestMain(m *testing.M) {
 	testcluster.Main(m)
 }
 
-// small keeps five components of the minimal example: a StatefulSet (postgres) and
-// Deployments over four planes.
-func small(s *v1alpha1.OntoPlatformSpec) {
-	off := ptrTo(false)
-	s.Infrastructure.Kafka.Enabled, s.Infrastructure.Minio.Enabled, s.Infrastructure.Redis.Enabled = off, off, off
-	s.ControlPlane.SchemaRegistry.Enabled, s.ControlPlane.AuthService.Enabled = off, off
-	s.IntelligencePlane.AgentRuntime.Enabled, s.IntelligencePlane.ReasoningService.Enabled = off, off
-}
-
 func ptrTo[T any](v T) *T { return &v }
 
 // syncBuffer is an audit log the test reads while the manager writes it.
@@ -82,17 +73,39 @@ type watchEnv struct {
 }
 
 // startWatch installs the small platform with the CLI's library path, then runs a
-// watch of its namespace in-process until the test ends.
+// watch of its namespace in-process until the test ends, with a periodic pass every
+// 2 s (not 5 min).
 func startWatch(t *testing.T) *watchEnv {
 	t.Helper()
-	c := testcluster.New(t)
+	return startWatchWith(t, testcluster.New(t), nil, func(o *controller.Options) { o.HealthyRequeue = 2 * time.Second })
+}
+
+// startWatchWith is startWatch on cluster c, with a spec edit before the install
+// (spec) and the watch's options changed (opts); either may be nil. The requests the
+// watch sends are counted.
+func startWatchWith(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.OntoPlatformSpec), opts func(*controller.Options)) *watchEnv {
+	t.Helper()
 	clients, err := kube.New(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
-	small(&p.Spec)
+	ontotest.Small(&p.Spec)
+	if spec != nil {
+		spec(&p.Spec)
+	}
 	ontotest.Install(t, clients, p)
+	// Runs after the watch stopped (cleanups run last first): without the watch's
+	// finalizer the namespace's deletion does not wait for an uninstall.
+	t.Cleanup(func() {
+		ri, err := clients.Resource(platformObject(p))
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = ri.Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
 	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}, requests: bench.NewCounter()}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Wrap(e.requests.Wrap)
@@ -100,11 +113,15 @@ func startWatch(t *testing.T) *watchEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := controller.NewManager(cfg, watchClients, controller.Options{
-		HealthyRequeue: 2 * time.Second,
-		Namespaces:     []string{p.Namespace}, Drift: controller.DriftRepair, Audit: controller.NewAuditLog(e.audit),
-		Holder: "watch-test", LockTTL: 15 * time.Second, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})), Catalog: ontotest.Catalog(t), MaxConcurrentReconciles: 2,
-	})
+	o := controller.Options{
+		Namespaces: []string{p.Namespace}, Drift: controller.DriftRepair, Audit: controller.NewAuditLog(e.audit),
+		Holder: "watch-test", LockTTL: 15 * time.Second, Catalog: ontotest.Catalog(t), MaxConcurrentReconciles: 2,
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	}
+	if opts != nil {
+		opts(&o)
+	}
+	mgr, err := controller.NewManager(cfg, watchClients, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,7 +205,7 @@ func TestInstallRBACIsEnough(t *testing.T) {
 	}
 	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
 	p.Spec.Version = "1.5.0"
-	small(&p.Spec)
+	ontotest.Small(&p.Spec)
 	ontotest.Install(t, admin, p)
 	in := installWatch(t, c, p.Namespace)
 	cfg := in.asServiceAccount()

@@ -9,8 +9,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,60 +22,8 @@ import (
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/controller"
-	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
-	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
-
-// startReactWatch is startWatch with a spec edit before the install (spec) and
-// options of the watch (opts); either may be nil.
-func startReactWatch(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.OntoPlatformSpec), opts func(*controller.Options)) *watchEnv {
-	t.Helper()
-	clients, err := kube.New(c.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
-	small(&p.Spec)
-	if spec != nil {
-		spec(&p.Spec)
-	}
-	ontotest.Install(t, clients, p)
-	// Runs after the watch stopped (cleanups run last first): without the watch's
-	// finalizer the namespace's deletion does not wait for an uninstall.
-	t.Cleanup(func() {
-		ri, err := clients.Resource(platformObject(p))
-		if err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = ri.Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
-	})
-	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}}
-	o := controller.Options{
-		Namespaces: []string{p.Namespace}, Drift: controller.DriftRepair, Audit: controller.NewAuditLog(e.audit),
-		Holder: "watch-test", LockTTL: 15 * time.Second, Catalog: ontotest.Catalog(t), MaxConcurrentReconciles: 2,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	}
-	if opts != nil {
-		opts(&o)
-	}
-	mgr, err := controller.NewManager(c.Config, clients, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	return e
-}
 
 // platformEvents are the Events on the platform with reason.
 func (e *watchEnv) platformEvents(reason string) ([]eventsv1.Event, error) {
@@ -144,7 +90,7 @@ func describeEvents(evs []eventsv1.Event) string {
 func TestReactCrashLoop(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t)
-	e := startReactWatch(t, c, nil, nil)
+	e := startWatchWith(t, c, nil, nil)
 	ctx, ns := t.Context(), e.p.Namespace
 	pod := e.runningPod("data-service")
 
@@ -199,7 +145,7 @@ func TestReactCrashLoop(t *testing.T) {
 func TestReactEvicted(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t)
-	e := startReactWatch(t, c, nil, func(o *controller.Options) { o.EvictedPodTTL = -1 })
+	e := startWatchWith(t, c, nil, func(o *controller.Options) { o.EvictedPodTTL = -1 })
 	ctx, ns := t.Context(), e.p.Namespace
 	pod := e.runningPod("nessie")
 
@@ -264,7 +210,7 @@ func TestReactLostNode(t *testing.T) {
 	}
 	cordon(b.Name, true)
 	const grace = 5 * time.Second
-	e := startReactWatch(t, c, func(s *v1alpha1.OntoPlatformSpec) {
+	e := startWatchWith(t, c, func(s *v1alpha1.OntoPlatformSpec) {
 		s.Global.NodeSelector = map[string]string{"onto.dev/pool": pool}
 		s.Global.Tolerations = []corev1.Toleration{{Key: "onto.dev/pool", Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
 	}, func(o *controller.Options) { o.NodeGrace = grace })

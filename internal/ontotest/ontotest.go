@@ -89,6 +89,17 @@ func Release(t testing.TB, version string) *release.Release {
 	return &r
 }
 
+// Small keeps five components of the minimal example: postgres (a StatefulSet),
+// ontology-service, data-service, nessie and gateway, over four planes. It is enough
+// for most paths (plane order, a StatefulSet, Deployments, an upgrade's steps) in a
+// fraction of the full example's time on the CI's two cores.
+func Small(s *v1alpha1.OntoPlatformSpec) {
+	off := func() *bool { b := false; return &b }
+	s.Infrastructure.Kafka.Enabled, s.Infrastructure.Minio.Enabled, s.Infrastructure.Redis.Enabled = off(), off(), off()
+	s.ControlPlane.SchemaRegistry.Enabled, s.ControlPlane.AuthService.Enabled = off(), off()
+	s.IntelligencePlane.AgentRuntime.Enabled, s.IntelligencePlane.ReasoningService.Enabled = off(), off()
+}
+
 // Desired renders p, with the user's patches, with the release its version names.
 func Desired(t testing.TB, p *v1alpha1.OntoPlatform, patches ...render.Patch) *plan.Desired {
 	t.Helper()

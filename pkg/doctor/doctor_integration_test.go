@@ -41,16 +41,6 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 )
 
-// small keeps five components of the minimal example (postgres, ontology-service,
-// data-service, nessie, gateway): one of each kind of workload, quick to install on
-// the CI's two cores.
-func small(s *v1alpha1.OntoPlatformSpec) {
-	off := ptrTo(false)
-	s.Infrastructure.Kafka.Enabled, s.Infrastructure.Minio.Enabled, s.Infrastructure.Redis.Enabled = off, off, off
-	s.ControlPlane.SchemaRegistry.Enabled, s.ControlPlane.AuthService.Enabled = off, off
-	s.IntelligencePlane.AgentRuntime.Enabled, s.IntelligencePlane.ReasoningService.Enabled = off, off
-}
-
 func ptrTo[T any](v T) *T { return &v }
 
 type docEnv struct {
@@ -158,7 +148,7 @@ func (e *docEnv) podOf(component string) string {
 // is made for real on it, one after the other, and found with its code and object.
 func TestDoctorFindsWhatBreaks(t *testing.T) {
 	t.Parallel()
-	e := install(t, small, func(s *v1alpha1.OntoPlatformSpec) {
+	e := install(t, ontotest.Small, func(s *v1alpha1.OntoPlatformSpec) {
 		s.Gateway.Ingress = &v1alpha1.IngressSpec{Enabled: true, Host: "onto.example.com", TLS: true}
 	})
 	// The Ingress's certificate, as a user (or cert-manager) provides it.
@@ -371,7 +361,7 @@ func TestDoctorNodesAndPending(t *testing.T) {
 	pool := testcluster.UniqueName(t, "pool")
 	node := c.NewNode(t, map[string]string{"onto.dev/pool": pool},
 		[]corev1.Taint{{Key: "onto.dev/pool", Value: pool, Effect: corev1.TaintEffectNoSchedule}})
-	e := install(t, small, func(s *v1alpha1.OntoPlatformSpec) {
+	e := install(t, ontotest.Small, func(s *v1alpha1.OntoPlatformSpec) {
 		s.Global.NodeSelector = map[string]string{"onto.dev/pool": pool}
 		s.Global.Tolerations = []corev1.Toleration{{Key: "onto.dev/pool", Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
 	})
@@ -422,7 +412,7 @@ func TestDoctorPreAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := ontotest.Example(t, "minimal.yaml", ns)
-	small(&p.Spec)
+	ontotest.Small(&p.Spec)
 	privileged := render.Patch{Patch: `[{"op": "replace", "path": "/spec/template/spec/containers/0/securityContext/allowPrivilegeEscalation", "value": true}]`,
 		Target: &render.PatchTarget{Kind: "Deployment", Name: "gateway"}}
 	g := &doctor.Gatherer{Clients: clients, Settings: doctor.DefaultSettings(), Pre: true,

@@ -140,7 +140,7 @@ func TestUpgradeBadRelease(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			t.Parallel()
-			e := installAt(t, "1.5.0", small)
+			e := installAt(t, "1.5.0", ontotest.Small)
 			rel := e.badRelease(tc.mode)
 			start := time.Now()
 			_, err := e.upgradeTo(rel, tc.canaryTimeout, tc.soak)
@@ -164,7 +164,7 @@ func TestUpgradeBadRelease(t *testing.T) {
 // finishes, its pods showing the OOM kill nobody looked for.
 func TestUpgradeOOMKilledNeedsSoak(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0", small)
+	e := installAt(t, "1.5.0", ontotest.Small)
 	rel := e.badRelease(testcluster.ChaosOOMKilled)
 
 	_, err := e.upgradeTo(rel, 30*time.Second, 3*time.Second)

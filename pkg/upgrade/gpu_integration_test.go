@@ -22,6 +22,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 )
 
@@ -44,7 +45,7 @@ func TestUpgradeGPUCanaryTakesAnOldPodsPlace(t *testing.T) {
 		rs.Enabled, rs.Replicas = ptrTo(true), ptrTo(int32(2))
 		rs.GPU = &v1alpha1.GPUSpec{Enabled: true, Count: 2, ResourceName: string(gpu)}
 	}
-	e := installAt(t, "1.5.0", small, onGPU)
+	e := installAt(t, "1.5.0", ontotest.Small, onGPU)
 
 	ctx := t.Context()
 	dep, err := e.clients.Kube.AppsV1().Deployments(e.p.Namespace).Get(ctx, "reasoning-service", metav1.GetOptions{})

@@ -50,16 +50,6 @@ type upEnv struct {
 	events []apply.Event
 }
 
-// small keeps five components (postgres, ontology-service, data-service, nessie,
-// gateway) of the minimal example: enough for every path of the procedure, in a
-// fraction of the time on the CI's two cores.
-func small(s *v1alpha1.OntoPlatformSpec) {
-	off := ptrTo(false)
-	s.Infrastructure.Kafka.Enabled, s.Infrastructure.Minio.Enabled, s.Infrastructure.Redis.Enabled = off, off, off
-	s.ControlPlane.SchemaRegistry.Enabled, s.ControlPlane.AuthService.Enabled = off, off
-	s.IntelligencePlane.AgentRuntime.Enabled, s.IntelligencePlane.ReasoningService.Enabled = off, off
-}
-
 func installAt(t *testing.T, version string, edit ...func(*v1alpha1.OntoPlatformSpec)) *upEnv {
 	t.Helper()
 	c := testcluster.New(t)
@@ -240,7 +230,7 @@ spec:
 // names it. apply refuses meanwhile; the same upgrade without the fault finishes.
 func TestUpgradeFailedComponentReturns(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0", small)
+	e := installAt(t, "1.5.0", ontotest.Small)
 	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoop(t, "data-service"))
 	var ce *upgrade.ComponentError
 	if !errors.As(err, &ce) || ce.Component != "data-service" || !ce.RolledBack {
@@ -300,7 +290,7 @@ func TestUpgradeFailedComponentReturns(t *testing.T) {
 // moved: all on 1.5.0, no upgrade left in status, the revision RolledBack.
 func TestUpgradeAtomic(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0", small)
+	e := installAt(t, "1.5.0", ontotest.Small)
 	_, err := e.run("upgrade", "1.6.0", 0, true, crashLoop(t, "ontology-service"))
 	if !errors.As(err, new(*upgrade.ComponentError)) {
 		t.Fatalf("atomic upgrade with a crash-looping ontology-service: %v", err)
@@ -328,7 +318,7 @@ func TestUpgradeAtomic(t *testing.T) {
 func TestUpgradeStatefulSetPartition(t *testing.T) {
 	t.Parallel()
 	three := func(s *v1alpha1.OntoPlatformSpec) { s.Infrastructure.Postgres.Replicas = ptrTo(int32(3)) }
-	e := installAt(t, "1.5.0", small, three)
+	e := installAt(t, "1.5.0", ontotest.Small, three)
 	e.p.Spec.Infrastructure.Postgres.Replicas = ptrTo(int32(3))
 	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoopOf(t, "StatefulSet", "postgres"))
 	var ce *upgrade.ComponentError
@@ -409,7 +399,7 @@ func TestUpgradeCanaryOverQuota(t *testing.T) {
 		}
 		s.Tenancy.ResourceQuota = corev1.ResourceList{corev1.ResourceRequestsCPU: *resource.NewMilliQuantity(quota, resource.DecimalSI)}
 	}
-	e := installAt(t, "1.5.0", small, tight)
+	e := installAt(t, "1.5.0", ontotest.Small, tight)
 	start := time.Now()
 	_, err := e.run("upgrade", "1.6.0", 0, false)
 	var ce *upgrade.ComponentError
@@ -429,7 +419,7 @@ func TestUpgradeCanaryOverQuota(t *testing.T) {
 // the target) sends no write and does not take the lock.
 func TestUpgradePreviewWritesNothing(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0", small)
+	e := installAt(t, "1.5.0", ontotest.Small)
 	counter := bench.NewCounter()
 	cfg := rest.CopyConfig(e.c.Config)
 	cfg.Wrap(counter.Wrap)
@@ -469,7 +459,7 @@ func migrating(m release.Migration) func(*release.Release) {
 // component's canary.
 func TestUpgradeMigration(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0", small)
+	e := installAt(t, "1.5.0", ontotest.Small)
 	jobs := e.clients.Kube.BatchV1().Jobs(e.p.Namespace)
 
 	// A migration runs once, before the canary of its component.
@@ -501,7 +491,7 @@ func TestUpgradeMigration(t *testing.T) {
 // that the way out is forward.
 func TestUpgradeMigrationNotBackwardCompatible(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0", small)
+	e := installAt(t, "1.5.0", ontotest.Small)
 	e.editRelease = migrating(release.Migration{Args: []string{"migrate"}, BackwardCompatible: false})
 	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoop(t, "data-service"))
 	var ce *upgrade.ComponentError
