@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,6 +38,7 @@ import (
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
@@ -171,6 +173,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return r.report(ctx, &p, d)
 		}
 	}
+	if r.idle(ctx, &p, ref) {
+		r.Metrics.setReady(&p, true)
+		return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
+	}
 	lockCtx, release, err := a.Lock(ctx, p.Namespace, p.Name, opts)
 	var locked *apply.LockedError
 	if errors.As(err, &locked) {
@@ -246,6 +252,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Metrics.driftRepaired(res.Applied)
 	}
 	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
+}
+
+// idle reports whether a pass has nothing to write: the status already records the
+// current generation Ready, the last pass found every object as applied, and a plan
+// made now without the lock (reads, and dry-runs only of objects whose
+// resourceVersion moved) shows no change while every component is ready. Then the
+// pass ends without taking the lock: an idle platform costs reads only, no write,
+// not even the lock's Lease. Anything else goes the locked way.
+func (r *Reconciler) idle(ctx context.Context, p *v1alpha1.OntoPlatform, ref string) bool {
+	ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
+	degraded := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionDegraded)
+	if ready == nil || ready.Status != metav1.ConditionTrue || (degraded != nil && degraded.Status == metav1.ConditionTrue) ||
+		p.Status.ObservedGeneration != p.Generation || len(r.fights.fighting(ref, r.now())) > 0 {
+		return false
+	}
+	d, _, source, err := r.desired(ctx, p)
+	if err != nil || source == "" {
+		return false
+	}
+	skip := r.unchanged.skip(ref, fmt.Sprintf("%s generation %d", source, p.Generation))
+	if skip == nil {
+		return false
+	}
+	pl, err := (&plan.Planner{Clients: r.Clients, KeepPlatformObjects: true, Unchanged: skip}).Plan(ctx, d)
+	if err != nil || pl.HasChanges() {
+		return false
+	}
+	comps, err := health.ObserveComponents(ctx, r.Clients, d.Objects())
+	if err != nil {
+		return false
+	}
+	readyN, total := health.CountReady(comps)
+	return readyN == total
 }
 
 func isNotReady(err error) bool {
