@@ -96,6 +96,16 @@ type OntoPlatformStatus struct {
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
 
+	// Remediations are the memory limits the watch raised after OOM kills, one per
+	// component's container; every render of the platform (watch, apply, plan) applies
+	// them while they are above what the spec renders.
+	// +listType=map
+	// +listMapKey=component
+	// +listMapKey=container
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Remediations []Remediation `json:"remediations,omitempty"`
+
 	// History of revisions, newest last, at most MaxHistory.
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
@@ -217,4 +227,35 @@ type Revision struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Snapshot string `json:"snapshot,omitempty"`
+}
+
+// Remediation is a resource limit the watch raised for a component's container.
+type Remediation struct {
+	// Component whose limit was raised, such as "nessie".
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Component string `json:"component"`
+	// Container of the component's pods.
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Container string `json:"container"`
+	// Resource raised; only "memory" today.
+	// +kubebuilder:validation:Enum=memory
+	// +required
+	Resource string `json:"resource"`
+	// From is the limit the container was OOM-killed at.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	From string `json:"from"`
+	// To is the limit the watch set.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	To string `json:"to"`
+	// Time of the raise.
+	// +required
+	Time metav1.Time `json:"time"`
+	// Pod that was OOM-killed.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Pod string `json:"pod,omitempty"`
 }

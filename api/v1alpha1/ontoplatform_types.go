@@ -93,6 +93,12 @@ type OntoPlatformSpec struct {
 	// +optional
 	Observability ObservabilitySpec `json:"observability,omitempty"`
 
+	// Remediation lets the watch change what the spec renders in answer to failures
+	// it sees, such as raising a memory limit after an OOM kill. Off by default.
+	// +kubebuilder:default={}
+	// +optional
+	Remediation RemediationSpec `json:"remediation,omitempty"`
+
 	// Patches are kustomize patches applied, in order, to the objects the rest of the
 	// spec renders: what the spec cannot express. They are stored with the platform so
 	// that every run, upgrade, rollback and the reconciler render the same objects; a
@@ -516,4 +522,42 @@ type LoggingSpec struct {
 	// +kubebuilder:default=json
 	// +optional
 	Format string `json:"format,omitempty"`
+}
+
+// RemediationSpec says which failures the watch may remedy by itself.
+type RemediationSpec struct {
+	// Memory raises a component's memory limit when its main container is OOM-killed
+	// at the limit the platform renders.
+	// +kubebuilder:default={}
+	// +optional
+	Memory MemoryRemediationSpec `json:"memory,omitempty"`
+}
+
+// MemoryRemediationSpec is the watch's answer to an OOM kill: the component's memory
+// limit times Factor (rounded up to whole MiB), at most Max and what the namespace's
+// ResourceQuota leaves, at most once per Cooldown. The raised limit is recorded in
+// status.remediations and kept until the spec's own limit is as high.
+type MemoryRemediationSpec struct {
+	// Enabled lets the watch raise memory limits.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// Factor multiplies the limit at each raise: a decimal above 1, at most 4.
+	// +kubebuilder:default="1.5"
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +kubebuilder:validation:XValidation:rule="double(self) > 1.0 && double(self) <= 4.0",message="factor must be a decimal above 1 and at most 4, such as 1.5"
+	// +optional
+	Factor string `json:"factor,omitempty"`
+
+	// Max is the highest limit the watch sets; none when unset (the namespace's
+	// ResourceQuota still caps it).
+	// +optional
+	Max *resource.Quantity `json:"max,omitempty"`
+
+	// Cooldown is the least time between two raises of one component.
+	// +kubebuilder:default="30m"
+	// +optional
+	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 }

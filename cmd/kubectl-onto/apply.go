@@ -153,11 +153,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 	if apply.DryRunStrategy(o.DryRun) == apply.DryRunClient {
 		return o.clientDryRun()
 	}
-	d, lp, err := o.loadDesired(o.FileFlags)
-	if err != nil {
-		return err
-	}
-	clients, err := o.Clients()
+	d, lp, clients, err := o.loadDesiredLive(ctx, o.FileFlags)
 	if err != nil {
 		return err
 	}

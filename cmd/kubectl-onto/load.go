@@ -7,11 +7,17 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 )
 
@@ -78,4 +84,34 @@ func (g *GlobalOptions) readPlatforms(filename string) ([]*v1alpha1.OntoPlatform
 		return nil, err
 	}
 	return l.Read(filename)
+}
+
+// keepRemediations gives lp the live platform's status.remediations, the memory limits
+// the watch raised after OOM kills, so that applying an unchanged file does not take
+// them back; one GET, none when the platform does not exist. Each one the render keeps
+// is noted on w with the spec field to copy it into.
+func keepRemediations(ctx context.Context, clients *kube.Clients, lp *platform.Loaded, w io.Writer) error {
+	l := &inventory.Lister{Dynamic: clients.Dynamic, Mapper: clients.Mapper}
+	obj, err := l.Parent(ctx, lp.Platform.Namespace, lp.Platform.Name)
+	var notFound *inventory.NotFoundError
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var live v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &live); err != nil {
+		return fmt.Errorf("decode OntoPlatform %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	lp.Remediations = live.Status.Remediations
+	for _, k := range lp.Kept() {
+		spec := "spec sets none"
+		if k.SpecLimit != "" {
+			spec = "spec says " + k.SpecLimit
+		}
+		fmt.Fprintf(w, "note: %s's memory limit is %s, raised by the watch after an OOM kill (%s): copy it into %s\n",
+			k.Component, k.To, spec, k.SpecPath)
+	}
+	return nil
 }

@@ -101,13 +101,28 @@ func (g *GlobalOptions) loadDesired(files FileFlags) (*plan.Desired, platform.Lo
 	return d, lp, err
 }
 
-// makePlan loads the file (loadDesired), then plans it against the cluster.
-func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags, adopt bool) (*plan.Plan, *plan.Desired, error) {
-	d, _, err := g.loadDesired(files)
+// loadDesiredLive is loadDesired with what the cluster keeps of the platform: the
+// memory limits the watch raised (status.remediations), which an unchanged file must
+// not take back. The file is read and validated before any request.
+func (g *GlobalOptions) loadDesiredLive(ctx context.Context, files FileFlags) (*plan.Desired, platform.Loaded, *kube.Clients, error) {
+	lp, err := g.loadPlatform(files)
 	if err != nil {
-		return nil, nil, err
+		return nil, lp, nil, err
 	}
 	clients, err := g.Clients()
+	if err != nil {
+		return nil, lp, nil, err
+	}
+	if err := keepRemediations(ctx, clients, &lp, g.ErrOut); err != nil {
+		return nil, lp, nil, err
+	}
+	d, err := lp.Desired()
+	return d, lp, clients, err
+}
+
+// makePlan loads the file (loadDesiredLive), then plans it against the cluster.
+func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags, adopt bool) (*plan.Plan, *plan.Desired, error) {
+	d, _, clients, err := g.loadDesiredLive(ctx, files)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,12 +21,13 @@ type AuditRecord struct {
 	// Action is what was done: create, update, replace, delete, uninstall, or for
 	// --drift=report drift-<action> (found, not done). The reactions to failing pods
 	// add delete-evicted-pod and evict-pod (done), report-crashloop, report-evicted
-	// and report-node-lost (an Event written, nothing changed).
+	// and report-node-lost (an Event written, nothing changed); the memory remediation
+	// raise-memory (a raised limit recorded in status.remediations).
 	Action string `json:"action"`
 	Object string `json:"object,omitempty"`
 	Plane  string `json:"plane,omitempty"`
 	// Reason is why: reconcile (drift or a changed spec), report, deleted; for the
-	// reactions crashloop, evicted, lost-node.
+	// reactions crashloop, evicted, lost-node, oomkilled.
 	Reason string `json:"reason"`
 }
 

@@ -227,6 +227,7 @@ func (r *Reconciler) react(ctx context.Context, p *v1alpha1.OntoPlatform) {
 			}
 		}
 	}
+	r.remediateMemory(ctx, p, pods.Items, now)
 }
 
 // managedBy is the app.kubernetes.io/managed-by of every object the platform renders.
@@ -652,7 +653,7 @@ func (rs *Reactions) podFailing() predicate.Predicate {
 		case crashLooping(pod) != nil:
 			return !rs.reported(crashLoopKey(pod))
 		}
-		return false
+		return rs.oomPending(pod)
 	}
 	return predicate.Funcs{
 		CreateFunc:  func(e event.CreateEvent) bool { return failing(e.Object) },

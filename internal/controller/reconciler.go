@@ -203,7 +203,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	opts.Release = &rel
-	desiredID := fmt.Sprintf("%s generation %d", source, p.Generation)
+	desiredID := desiredID(source, &p)
 	opts.Unchanged = r.unchanged.skip(ref, desiredID)
 	fighting := r.fights.fighting(ref, r.now())
 	if len(fighting) > 0 {
@@ -271,7 +271,7 @@ func (r *Reconciler) idle(ctx context.Context, p *v1alpha1.OntoPlatform, ref str
 	if err != nil || source == "" {
 		return false
 	}
-	skip := r.unchanged.skip(ref, fmt.Sprintf("%s generation %d", source, p.Generation))
+	skip := r.unchanged.skip(ref, desiredID(source, p))
 	if skip == nil {
 		return false
 	}
@@ -367,7 +367,7 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *
 			if err == nil {
 				from := snap.Platform(p.Name, p.Namespace)
 				from.Labels, from.Annotations = p.Labels, p.Annotations
-				d, err := platform.Loaded{Platform: from, Release: snap.Release}.Desired()
+				d, err := platform.Loaded{Platform: from, Release: snap.Release, Remediations: p.Status.Remediations}.Desired()
 				return d, snap.Release, fmt.Sprintf("revision %d", n), err
 			}
 			r.log().Warn("revision snapshot unreadable; rendering the spec", "revision", n, "err", err)
@@ -377,7 +377,7 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *
 	if err != nil {
 		return nil, release.Release{}, "", fmt.Errorf("spec.version: %w", err)
 	}
-	d, err = platform.Loaded{Platform: p.DeepCopy(), Release: rel}.Desired()
+	d, err = platform.Loaded{Platform: p.DeepCopy(), Release: rel, Remediations: p.Status.Remediations}.Desired()
 	return d, rel, "", err
 }
 

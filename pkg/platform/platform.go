@@ -15,6 +15,8 @@ import (
 	"io"
 	"os"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -45,6 +47,60 @@ type Loaded struct {
 	Release  release.Release
 	// Patches apply after spec.patches, to this run only.
 	Patches []render.Patch
+	// Remediations are the live platform's status.remediations: the memory limits the
+	// watch raised. Each renders while above the limit the spec renders (Kept).
+	Remediations []v1alpha1.Remediation
+}
+
+// KeptRemediation is a remediation the render applies: the spec renders a lower limit.
+type KeptRemediation struct {
+	v1alpha1.Remediation
+	// SpecLimit is the limit the spec renders, empty when it sets none.
+	SpecLimit string
+	// SpecPath is the spec field to copy To into, such as
+	// "spec.gateway.resources.limits.memory".
+	SpecPath string
+}
+
+// Kept are the remediations the render applies: those of memory whose To is above
+// the limit the spec renders. Once the spec's own limit is as high, a remediation is
+// dropped.
+func (lp Loaded) Kept() []KeptRemediation {
+	var out []KeptRemediation
+	for _, r := range lp.Remediations {
+		if r.Resource != "" && r.Resource != "memory" {
+			continue
+		}
+		to, err := resource.ParseQuantity(r.To)
+		if err != nil {
+			continue
+		}
+		k := KeptRemediation{Remediation: r, SpecPath: "spec." + r.Component + ".resources.limits.memory"}
+		if c, ok := lp.Platform.Spec.Component(r.Component); ok {
+			k.SpecPath = c.SpecPath + ".resources.limits.memory"
+		}
+		if spec, ok := render.MemoryLimit(lp.Platform, r.Component); ok {
+			if to.Cmp(spec) <= 0 {
+				continue
+			}
+			k.SpecLimit = spec.String()
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// memoryLimits are the render overrides of the kept remediations.
+func (lp Loaded) memoryLimits() map[string]resource.Quantity {
+	kept := lp.Kept()
+	if len(kept) == 0 {
+		return nil
+	}
+	out := make(map[string]resource.Quantity, len(kept))
+	for _, k := range kept {
+		out[k.Component] = resource.MustParse(k.To)
+	}
+	return out
 }
 
 // Read reads, defaults and validates every platform of file and gives those that name
@@ -132,7 +188,7 @@ func ReadPatchFiles(paths []string) ([]render.Patch, error) {
 // Render renders the platform with its release and patches.
 func (lp Loaded) Render() ([]render.Plane, error) {
 	// render's errors name the platform already.
-	return render.Render(lp.Platform, render.Options{Release: lp.Release, Patches: lp.Patches})
+	return render.Render(lp.Platform, render.Options{Release: lp.Release, Patches: lp.Patches, MemoryLimits: lp.memoryLimits()})
 }
 
 // Desired is everything applying the platform writes.

@@ -114,3 +114,37 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// withMemoryLimit is rr with the memory limit of Options.MemoryLimits for component,
+// when there is one.
+func (b *builder) withMemoryLimit(component string, rr corev1.ResourceRequirements) corev1.ResourceRequirements {
+	q, ok := b.memory[component]
+	if !ok {
+		return rr
+	}
+	limits := rr.Limits.DeepCopy()
+	if limits == nil {
+		limits = corev1.ResourceList{}
+	}
+	limits[corev1.ResourceMemory] = q.DeepCopy()
+	rr.Limits = limits
+	return rr
+}
+
+// MemoryLimit is the memory limit p's spec renders for the main container of
+// component (before any override and patch); false when it sets none or there is no
+// such component.
+func MemoryLimit(p *v1alpha1.OntoPlatform, component string) (resource.Quantity, bool) {
+	var res *v1alpha1.Resources
+	if c, ok := p.Spec.Component(component); ok {
+		if c.Service != nil {
+			res = c.Service.Resources
+		} else {
+			res = c.Stateful.Resources
+		}
+	} else if component != v1alpha1.ComponentRedisSentinel {
+		return resource.Quantity{}, false
+	}
+	q, ok := resourcesOf(component, res).Limits[corev1.ResourceMemory]
+	return q, ok
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -22,6 +23,8 @@ type builder struct {
 	p    *v1alpha1.OntoPlatform
 	spec *v1alpha1.OntoPlatformSpec
 	rel  release.Release
+	// memory are the memory limit overrides of Options.MemoryLimits.
+	memory map[string]resource.Quantity
 }
 
 // serviceBase is the name of every object of the generic service base, which each
@@ -100,7 +103,7 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 	// ConfigMap reference is set to the generator's name, which kustomize then
 	// completes with the content hash. One patch per object: each JSON 6902 patch
 	// costs kustomize a full JSON round trip of the object.
-	res := resourcesOf(c.Name, c.Service.Resources)
+	res := b.withMemoryLimit(c.Name, resourcesOf(c.Name, c.Service.Resources))
 	pod := b.podOps(&res, c.Name == v1alpha1.ComponentReasoningService)
 	depOps := append([]jsonOp{
 		opReplace("/metadata/name", c.Name),

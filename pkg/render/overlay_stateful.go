@@ -85,7 +85,7 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 	o.setImage(name, image)
 	o.k.Replicas = append(o.k.Replicas, replicaOf(name, replicas))
 
-	rr := resourcesOf(name, res)
+	rr := b.withMemoryLimit(name, resourcesOf(name, res))
 	ops := append(b.podOps(&rr, false), extra...)
 	if name == v1alpha1.ComponentKafka && b.spec.Global.ImagePullPolicy != "" {
 		ops = append(ops, opAdd("/spec/template/spec/initContainers/0/imagePullPolicy", b.spec.Global.ImagePullPolicy))

@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -51,6 +52,10 @@ type Options struct {
 	// everything the spec renders, spec.patches included: the escape hatch of one run.
 	// Patches to keep belong in spec.patches, which Render applies on its own.
 	Patches []Patch
+	// MemoryLimits override, by component name, the memory limit of the component's
+	// main container (its requests stay as the spec has them): the limits the watch
+	// raised after OOM kills (status.remediations). Applied before the patches.
+	MemoryLimits map[string]resource.Quantity
 }
 
 // Patch is a kustomize patch: a strategic-merge patch (a partial object that names its
@@ -145,7 +150,7 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 	if opts.Release.Version != p.Spec.Version {
 		return nil, fmt.Errorf("render platform %s/%s: release %q does not match spec.version %q", p.Namespace, p.Name, opts.Release.Version, p.Spec.Version)
 	}
-	b := &builder{p: p, spec: &p.Spec, rel: opts.Release}
+	b := &builder{p: p, spec: &p.Spec, rel: opts.Release, memory: opts.MemoryLimits}
 	overlays, err := b.overlays()
 	if err != nil {
 		return nil, fmt.Errorf("render platform %s/%s: %w", p.Namespace, p.Name, err)

@@ -109,6 +109,7 @@ func TestLoadInvalid(t *testing.T) {
 		{file: "tenancy-namespace.yaml", want: []at{{13, "spec.tenancy.networkPolicy.allowedNamespaces[1]", 0}}},
 		{file: "wrong-type.yaml", want: []at{{9, "spec.gateway.replicas", 0}}, contains: []string{"must be of type integer"}},
 		{file: "tracing-sampling.yaml", want: []at{{11, "spec.observability.tracing.samplingRatio", 0}}},
+		{file: "remediation-factor.yaml", want: []at{{11, "spec.remediation.memory.factor", 0}}, contains: []string{"factor must be a decimal above 1 and at most 4"}},
 		{file: "pods-metric-duplicate.yaml", want: []at{{15, "spec.controlPlane.ontologyService.autoscaling.podsMetrics[1]", 0}}},
 		{file: "wrong-apiversion.yaml", want: []at{{1, "apiVersion", 0}}},
 		{file: "wrong-kind.yaml", want: []at{{2, "kind", 0}}, contains: []string{"is a ConfigMap (v1), not an OntoPlatform"}},
