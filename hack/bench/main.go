@@ -57,6 +57,10 @@ type config struct {
 	upgrade    bool
 	// doctorOnly skips everything but doctor's measurement.
 	doctorOnly bool
+	// watchTenants > 0 measures only the watch, over that many tenant platforms.
+	watchTenants int
+	watchRepairs int
+	tenantFile   string
 }
 
 func main() {
@@ -69,6 +73,9 @@ func main() {
 	flag.IntVar(&c.installs, "installs", 3, "full installs from empty")
 	flag.BoolVar(&c.upgrade, "upgrade", true, "measure doctor, an upgrade and a rollback of the example installed by the built binary (its version must have an upgrade)")
 	flag.BoolVar(&c.doctorOnly, "doctor-only", false, "measure doctor alone (on the example installed by the built binary)")
+	flag.IntVar(&c.watchTenants, "watch-tenants", 0, "measure only `kubectl-onto watch -A` over this many tenant platforms (RSS, idle requests, drift repair latency)")
+	flag.IntVar(&c.watchRepairs, "watch-repairs", 9, "drift repairs timed with -watch-tenants")
+	flag.StringVar(&c.tenantFile, "tenant", "examples/tenant.yaml", "platform file of each tenant for -watch-tenants")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -134,6 +141,9 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return cl.DeleteNamespace(ctx, ns, 3*time.Minute)
 	}
 
+	if c.watchTenants > 0 {
+		return measureWatch(ctx, out, cl, tmp, c.kubeconfig, c.tenantFile, c.watchTenants, c.watchRepairs, func(ns string) { namespaces = append(namespaces, ns) })
+	}
 	if c.doctorOnly {
 		ns := bench.NamespaceName("bench")
 		namespaces = append(namespaces, ns)

@@ -70,16 +70,24 @@ func runPlugin(ctx context.Context, bin, kubeconfig string, maxExit int, args ..
 			r.Events = append(r.Events, ev)
 		}
 	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
+	r.Requests = CountLogLines(strings.Split(stderr.String(), "\n"))
+	return r, nil
+}
+
+// CountLogLines counts, by class, the API responses that -v 6 logged in lines (the
+// binary's stderr); other lines are ignored.
+func CountLogLines(lines []string) Counts {
+	c := Counts{}
+	for _, line := range lines {
 		if !strings.Contains(line, "msg=Response") {
 			continue
 		}
 		verb, raw := field(line, "verb="), field(line, "url=")
 		if u, err := url.Parse(raw); err == nil && verb != "" {
-			r.Requests[Classify(verb, u)]++
+			c[Classify(verb, u)]++
 		}
 	}
-	return r, nil
+	return c
 }
 
 // field is the value of key=value in a logfmt line.
