@@ -362,7 +362,7 @@ func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object str
 // its version, and source is "".
 func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *plan.Desired, rel release.Release, source string, err error) {
 	if p.Status.ObservedGeneration == p.Generation {
-		if n := latestSnapshot(p.Status.History); n > 0 {
+		if n := apply.LatestSnapshot(p.Status.History, 0); n > 0 {
 			snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
 			if err == nil {
 				from := snap.Platform(p.Name, p.Namespace)
@@ -379,15 +379,6 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *
 	}
 	d, err = platform.Loaded{Platform: p.DeepCopy(), Release: rel, Remediations: p.Status.Remediations}.Desired()
 	return d, rel, "", err
-}
-
-func latestSnapshot(history []v1alpha1.Revision) int64 {
-	for i := len(history) - 1; i >= 0; i-- {
-		if h := history[i]; h.Result == v1alpha1.RevisionSucceeded && h.Snapshot != "" {
-			return h.Revision
-		}
-	}
-	return 0
 }
 
 // report plans and records each drifted object, writing nothing (--drift=report).

@@ -273,6 +273,17 @@ func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
 	return false
 }
 
+// LatestSnapshot is the newest Succeeded revision of history before `before` (0: any)
+// that kept a snapshot, or 0: what upgrade, doctor and the watch render from.
+func LatestSnapshot(history []v1alpha1.Revision, before int64) int64 {
+	for i := len(history) - 1; i >= 0; i-- {
+		if h := history[i]; h.Result == v1alpha1.RevisionSucceeded && h.Snapshot != "" && (before == 0 || h.Revision < before) {
+			return h.Revision
+		}
+	}
+	return 0
+}
+
 // LoadRevision reads the snapshot of revision n of the platform namespace/platform and
 // checks it: a Secret of that name that is not a snapshot of this platform's revision
 // n, or whose content does not match its digest, is an error.

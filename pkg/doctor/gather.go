@@ -236,7 +236,7 @@ func (g *Gatherer) readPlatform(ctx context.Context, env *Env, name string) erro
 // last successful run applied, patches and release included), else the file.
 func (g *Gatherer) readDesired(ctx context.Context, env *Env) error {
 	if p := env.Platform; p != nil && !g.Pre {
-		if n := latestSnapshot(p.Status.History); n > 0 {
+		if n := apply.LatestSnapshot(p.Status.History, 0); n > 0 {
 			a := &apply.Applier{Clients: g.Clients}
 			snap, err := a.LoadRevision(ctx, p.Namespace, p.Name, n)
 			if err == nil {
@@ -264,15 +264,6 @@ func (g *Gatherer) readDesired(ctx context.Context, env *Env) error {
 		env.Desired, env.DesiredSource = d, g.FileSource
 	}
 	return nil
-}
-
-func latestSnapshot(history []v1alpha1.Revision) int64 {
-	for i := len(history) - 1; i >= 0; i-- {
-		if h := history[i]; h.Result == v1alpha1.RevisionSucceeded && h.Snapshot != "" {
-			return h.Revision
-		}
-	}
-	return 0
 }
 
 func (g *Gatherer) readCRD(ctx context.Context) (*unstructured.Unstructured, error) {

@@ -276,7 +276,7 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 	up := live.Status.Upgrade
 	if up != nil {
 		st.resuming, st.fromRev, st.done = true, up.FromRevision, slices.Clone(up.Done)
-	} else if st.fromRev = latestSnapshot(live.Status.History, 0); st.fromRev == 0 {
+	} else if st.fromRev = apply.LatestSnapshot(live.Status.History, 0); st.fromRev == 0 {
 		return nil, fmt.Errorf("%s/%s has no recorded revision with a snapshot to %s from: run kubectl onto apply first", u.Namespace, u.Name, u.Options.Action)
 	}
 	if st.from, err = u.Applier.LoadRevision(ctx, u.Namespace, u.Name, st.fromRev); err != nil {
@@ -375,17 +375,6 @@ func (e *NothingToDoError) Error() string {
 	return fmt.Sprintf("%s already runs version %s: nothing to upgrade (kubectl onto apply -f changes other fields)", e.Platform, e.Version)
 }
 
-// latestSnapshot is the newest Succeeded revision before `before` (0: any) that kept a
-// snapshot, or 0.
-func latestSnapshot(history []v1alpha1.Revision, before int64) int64 {
-	for i := len(history) - 1; i >= 0; i-- {
-		if h := history[i]; h.Result == v1alpha1.RevisionSucceeded && h.Snapshot != "" && (before == 0 || h.Revision < before) {
-			return h.Revision
-		}
-	}
-	return 0
-}
-
 // resolveTarget is the Target, or the one ToVersion or ToRevision names.
 func (u *Upgrade) resolveTarget(ctx context.Context, st *start) (*Target, error) {
 	switch {
@@ -395,14 +384,14 @@ func (u *Upgrade) resolveTarget(ctx context.Context, st *start) (*Target, error)
 		n := u.ToRevision
 		if n == 0 {
 			if up := st.live.Status.Upgrade; up != nil && up.Action == "rollback" {
-				n = latestSnapshot(st.live.Status.History, up.FromRevision)
+				n = apply.LatestSnapshot(st.live.Status.History, up.FromRevision)
 				for _, h := range st.live.Status.History {
 					if h.Version == up.To && h.Snapshot != "" && h.Result == v1alpha1.RevisionSucceeded && h.Revision < up.FromRevision {
 						n = h.Revision
 					}
 				}
 			} else {
-				n = latestSnapshot(st.live.Status.History, st.fromRev)
+				n = apply.LatestSnapshot(st.live.Status.History, st.fromRev)
 			}
 		}
 		if n == 0 {
