@@ -164,16 +164,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	opts.CrashLoopRestarts, opts.Generation = 0, p.Generation
 	ref := req.String() + "/" + string(p.UID)
 
-	if r.Drift == DriftReport {
-		d, _, source, err := r.desired(ctx, &p)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if source != "" {
-			return r.report(ctx, &p, d)
-		}
+	// Rendered once per pass, from the cached platform: under the lock, the live one
+	// is checked to be that very object (its resourceVersion) before anything is
+	// written.
+	d, rel, source, err := r.desired(ctx, &p)
+	if err != nil {
+		r.event(&p, "Warning", "RenderFailed", "Render", err.Error())
+		return ctrl.Result{}, err
 	}
-	if r.idle(ctx, &p, ref) {
+	if r.Drift == DriftReport && source != "" {
+		return r.report(ctx, &p, d)
+	}
+	if r.idle(ctx, &p, ref, d, source) {
 		r.Metrics.setReady(&p, true)
 		return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 	}
@@ -196,11 +198,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if live.ResourceVersion != p.ResourceVersion {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
-	d, rel, source, err := r.desired(lockCtx, &p)
-	if err != nil {
-		r.event(&p, "Warning", "RenderFailed", "Render", err.Error())
-		return ctrl.Result{}, err
 	}
 	opts.Release = &rel
 	desiredID := desiredID(source, &p)
@@ -260,15 +257,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // resourceVersion moved) shows no change while every component is ready. Then the
 // pass ends without taking the lock: an idle platform costs reads only, no write,
 // not even the lock's Lease. Anything else goes the locked way.
-func (r *Reconciler) idle(ctx context.Context, p *v1alpha1.OntoPlatform, ref string) bool {
+func (r *Reconciler) idle(ctx context.Context, p *v1alpha1.OntoPlatform, ref string, d *plan.Desired, source string) bool {
 	ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
 	degraded := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionDegraded)
 	if ready == nil || ready.Status != metav1.ConditionTrue || (degraded != nil && degraded.Status == metav1.ConditionTrue) ||
 		p.Status.ObservedGeneration != p.Generation || len(r.fights.fighting(ref, r.now())) > 0 {
 		return false
 	}
-	d, _, source, err := r.desired(ctx, p)
-	if err != nil || source == "" {
+	if source == "" {
 		return false
 	}
 	skip := r.unchanged.skip(ref, desiredID(source, p))
