@@ -7,7 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package apply_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +19,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
@@ -312,5 +316,33 @@ func TestUninstallMissingPlatform(t *testing.T) {
 		if !strings.Contains(err.Error(), ns) || !strings.Contains(err.Error(), "kubectl get ontoplatforms") {
 			t.Errorf("uninstall %q: message %q should name the namespace and how to find platforms", name, err)
 		}
+	}
+}
+
+// TestUninstallRemovesWatchFinalizer: a platform the watch finalized once, with no
+// watch running now, is uninstalled to the end: the CLI takes the finalizer off rather
+// than waiting for ever on an OntoPlatform stuck Terminating.
+func TestUninstallRemovesWatchFinalizer(t *testing.T) {
+	t.Parallel()
+	f := install(t, false)
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
+	obj.SetNamespace(f.ns)
+	ri, err := f.clients.Resource(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"finalizers":[%q]}}`, apply.Finalizer)
+	if _, err := ri.Patch(t.Context(), f.platform.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	a := &apply.Applier{Clients: f.clients, Now: time.Now}
+	if _, err := a.Uninstall(ctx, f.ns, f.platform.Name, apply.UninstallOptions{PlaneTimeout: time.Minute}); err != nil {
+		t.Fatalf("uninstall of a platform with the watch's finalizer: %v", err)
+	}
+	if _, err := ri.Get(t.Context(), f.platform.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the OntoPlatform after uninstall: %v, want it gone", err)
 	}
 }
