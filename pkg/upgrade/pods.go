@@ -13,11 +13,14 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -26,6 +29,10 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 )
+
+// observeTimeout bounds the wait for a workload controller to observe a new
+// generation: seconds on a healthy cluster.
+const observeTimeout = 30 * time.Second
 
 // SoakError says how a canary failed while it was watched.
 type SoakError struct {
@@ -205,12 +212,29 @@ func (r *run) deleteObject(ctx context.Context, o *unstructured.Unstructured) er
 	return nil
 }
 
-// deleteBrokenPods deletes the pods of StatefulSet sts that are not ready and not on
-// its current revision, so the controller recreates them from the reverted template.
+// deleteBrokenPods deletes the pods of StatefulSet sts that are not on the revision
+// of its (reverted) template and are not healthy, so the controller recreates them
+// from that template: under OrderedReady it would otherwise wait for them forever.
+//
+// The revision to keep is status.updateRevision once the controller has observed
+// the reverted template, not status.currentRevision: after a rollout that reached
+// every pod, currentRevision is the failed revision itself.
 func (r *run) deleteBrokenPods(ctx context.Context, sts *unstructured.Unstructured) error {
-	live, err := r.u.Clients.Kube.AppsV1().StatefulSets(r.u.Namespace).Get(ctx, sts.GetName(), metav1.GetOptions{})
+	sets := r.u.Clients.Kube.AppsV1().StatefulSets(r.u.Namespace)
+	var live *appsv1.StatefulSet
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, observeTimeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		live, err = sets.Get(ctx, sts.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return live.Status.ObservedGeneration >= live.Generation && live.Status.UpdateRevision != "", nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	if err != nil {
-		return ignoreNotFound(err)
+		return fmt.Errorf("StatefulSet %s: the controller did not observe the returned template: %w", sts.GetName(), err)
 	}
 	sel, err := metav1.LabelSelectorAsSelector(live.Spec.Selector)
 	if err != nil {
@@ -221,14 +245,16 @@ func (r *run) deleteBrokenPods(ctx context.Context, sts *unstructured.Unstructur
 		return err
 	}
 	for _, p := range pods.Items {
-		rev := p.Labels["controller-revision-hash"]
-		if rev == "" || rev == live.Status.CurrentRevision || podReady(&p) {
+		rev := p.Labels[appsv1.StatefulSetRevisionLabel]
+		// A crash-looping pod is Ready between two crashes: its restarts count too.
+		healthy := podReady(&p) && restartCount(&p) == 0 && len(health.PodProblems(&p)) == 0
+		if rev == "" || rev == live.Status.UpdateRevision || p.DeletionTimestamp != nil || healthy {
 			continue
 		}
 		if err := ignoreNotFound(r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})); err != nil {
 			return fmt.Errorf("delete broken pod %s: %w", p.Name, err)
 		}
-		r.emit(health.ComponentName(sts), fmt.Sprintf("deleted pod %s of the failed revision (not ready); its volume is kept", p.Name))
+		r.emit(health.ComponentName(sts), fmt.Sprintf("deleted pod %s of the failed revision (not healthy); its volume is kept", p.Name))
 	}
 	return nil
 }
