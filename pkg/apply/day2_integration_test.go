@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -248,13 +249,17 @@ func TestApplyLostLockNamesTheHolder(t *testing.T) {
 		}
 		once.Do(func() {
 			// Another run takes the lease over, as after this run stalled past its TTL.
-			l, err := leases.Get(context.Background(), apply.LockName(e.platform.Name), metav1.GetOptions{})
+			// The holder renews meanwhile: a conflict is retried on a fresh read.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				l, err := leases.Get(context.Background(), apply.LockName(e.platform.Name), metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				l.Spec.HolderIdentity = ptr.To("kubectl-onto@other-host/7")
+				_, err = leases.Update(context.Background(), l, metav1.UpdateOptions{})
+				return err
+			})
 			if err != nil {
-				t.Errorf("get lease: %v", err)
-				return
-			}
-			l.Spec.HolderIdentity = ptr.To("kubectl-onto@other-host/7")
-			if _, err := leases.Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
 				t.Errorf("take over lease: %v", err)
 			}
 		})
