@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -41,6 +42,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 )
 
@@ -102,7 +104,8 @@ func Scheme() (*runtime.Scheme, error) {
 // back: its workloads (drift, rollouts), and what the workloads depend on.
 func ownedKinds() []client.Object {
 	return []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{},
-		&corev1.ServiceAccount{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}}
+		&corev1.ServiceAccount{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{},
+		&corev1.Secret{}, &networkingv1.NetworkPolicy{}, &networkingv1.Ingress{}, &corev1.ResourceQuota{}}
 }
 
 // NewManager builds the manager and registers the reconciler with it; Start runs it.
@@ -121,6 +124,7 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 	for _, obj := range ownedKinds() {
 		byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*member)}
 	}
+	byObject[&corev1.Secret{}] = cache.ByObject{Label: labels.NewSelector().Add(*member), Transform: secretKeysOnly}
 	noNodes := !mayWatchNodes(clients, opts.Log)
 	reactionsCache(byObject, noNodes)
 	cacheOpts := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
@@ -164,6 +168,9 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
 		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log, HealthyRequeue: opts.HealthyRequeue,
 		Metrics: NewMetrics(metrics.Registry)}
+	if r.Live, err = newCacheSource(mgr.GetCache(), scheme, plan.APISource{Clients: clients}); err != nil {
+		return nil, err
+	}
 	r.Reactions = NewReactions(DefaultNodeGrace, DefaultEvictedPodTTL)
 	r.Reactions.NoNodes = noNodes
 	switch {

@@ -94,11 +94,17 @@ type Reconciler struct {
 
 	// APIReader reads around the cache (the platform under the lock).
 	APIReader client.Reader
+	// Live is where the unlocked idle check reads the platform's objects (the
+	// manager's cache); the API server when nil. Locked passes always read the API
+	// server.
+	Live plan.LiveSource
 
 	fights        fights
 	unchanged     unchanged
 	rollingMu     sync.Mutex
 	rollingPasses map[string]int
+	snapshotsMu   sync.Mutex
+	snapshots     map[types.NamespacedName]loadedSnapshot
 }
 
 func (r *Reconciler) now() time.Time {
@@ -124,6 +130,9 @@ func jitter(d time.Duration) time.Duration {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var p v1alpha1.OntoPlatform
 	if err := r.Client.Get(ctx, req.NamespacedName, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	log := r.log().With("platform", req.String())
@@ -271,16 +280,37 @@ func (r *Reconciler) idle(ctx context.Context, p *v1alpha1.OntoPlatform, ref str
 	if skip == nil {
 		return false
 	}
-	pl, err := (&plan.Planner{Clients: r.Clients, KeepPlatformObjects: true, Unchanged: skip}).Plan(ctx, d)
+	pl, err := (&plan.Planner{Clients: r.Clients, KeepPlatformObjects: true, Unchanged: skip, Live: r.Live}).Plan(ctx, d)
 	if err != nil || pl.HasChanges() {
 		return false
 	}
-	comps, err := health.ObserveComponents(ctx, r.Clients, d.Objects())
+	comps, err := r.observe(ctx, d.Objects())
 	if err != nil {
 		return false
 	}
 	readyN, total := health.CountReady(comps)
 	return readyN == total
+}
+
+// observe is the components' readiness, read from Live when set.
+func (r *Reconciler) observe(ctx context.Context, objs []*unstructured.Unstructured) ([]v1alpha1.ComponentStatus, error) {
+	if r.Live == nil {
+		return health.ObserveComponents(ctx, r.Clients, objs)
+	}
+	lives := map[*unstructured.Unstructured]*unstructured.Unstructured{}
+	for _, w := range objs {
+		if !health.IsWorkload(w) {
+			continue
+		}
+		m, err := r.Clients.Mapping(w)
+		if err != nil {
+			return nil, err
+		}
+		if lives[w], err = r.Live.Get(ctx, m, w.GetNamespace(), w.GetName()); err != nil {
+			return nil, err
+		}
+	}
+	return health.ComponentStatuses(objs, func(d *unstructured.Unstructured) *unstructured.Unstructured { return lives[d] }), nil
 }
 
 func isNotReady(err error) bool {
@@ -359,7 +389,7 @@ func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object str
 func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *plan.Desired, rel release.Release, source string, err error) {
 	if p.Status.ObservedGeneration == p.Generation {
 		if n := apply.LatestSnapshot(p.Status.History, 0); n > 0 {
-			snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
+			snap, err := r.snapshot(ctx, p, n)
 			if err == nil {
 				from := snap.Platform(p.Name, p.Namespace)
 				from.Labels, from.Annotations = p.Labels, p.Annotations
@@ -375,6 +405,43 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *
 	}
 	d, err = platform.Loaded{Platform: p.DeepCopy(), Release: rel, Remediations: p.Status.Remediations}.Desired()
 	return d, rel, "", err
+}
+
+// snapshot loads revision n of p, once: a revision's snapshot never changes (its
+// digest is checked on load), so each pass need not read it again. One per platform
+// is kept, with its UID: a platform deleted and made again numbers its revisions anew.
+func (r *Reconciler) snapshot(ctx context.Context, p *v1alpha1.OntoPlatform, n int64) (*apply.Snapshot, error) {
+	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	r.snapshotsMu.Lock()
+	s, ok := r.snapshots[key]
+	r.snapshotsMu.Unlock()
+	if ok && s.uid == p.UID && s.revision == n {
+		return s.snap, nil
+	}
+	snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
+	if err != nil {
+		return nil, err
+	}
+	r.snapshotsMu.Lock()
+	defer r.snapshotsMu.Unlock()
+	if r.snapshots == nil {
+		r.snapshots = map[types.NamespacedName]loadedSnapshot{}
+	}
+	r.snapshots[key] = loadedSnapshot{uid: p.UID, revision: n, snap: snap}
+	return snap, nil
+}
+
+// forget drops what is kept of a platform that is gone.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.snapshotsMu.Lock()
+	defer r.snapshotsMu.Unlock()
+	delete(r.snapshots, key)
+}
+
+type loadedSnapshot struct {
+	uid      types.UID
+	revision int64
+	snap     *apply.Snapshot
 }
 
 // report plans and records each drifted object, writing nothing (--drift=report).

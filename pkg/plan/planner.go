@@ -58,6 +58,10 @@ type Planner struct {
 	// exist, without a request: the watch reconciler never writes them (users and
 	// GitOps own the spec), and the CRD's dry-run is a plan's slowest request.
 	KeepPlatformObjects bool
+	// Live is where the live objects are read; the API server when nil. The watch
+	// passes its informers' cache, so a pass over an unchanged platform reads nothing
+	// from the API server.
+	Live LiveSource
 }
 
 // Plan compares d with the cluster: one server-side apply dry-run per object, one list
@@ -256,15 +260,15 @@ func createChange(obj *unstructured.Unstructured) Change {
 // getLive reads the live obj, nil when it does not exist (cluster-scoped objects
 // outside the inventory, such as the CRD).
 func (pl *Planner) getLive(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	ri, err := pl.Clients.Resource(obj)
+	m, err := pl.Clients.Mapping(obj)
 	if err != nil {
 		return nil, err
 	}
-	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	ns := ""
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns = obj.GetNamespace()
 	}
-	return live, err
+	return pl.live().Get(ctx, m, ns, obj.GetName())
 }
 
 // planObject dry-runs the apply of obj against live, the live object the caller read;
@@ -452,28 +456,30 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired, ns *unstructured
 		if err != nil {
 			return fmt.Errorf("map %s: %w", gk, err)
 		}
-		opts := metav1.ListOptions{}
-		ri := c.Dynamic.Resource(mapping.Resource).Namespace(d.Namespace)
+		ns, selector := d.Namespace, ""
 		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 			// Cluster-wide lists would read every tenant's objects: members only.
-			opts.LabelSelector = inventory.PartOfLabel + "=" + d.InventoryID
-			ri = c.Dynamic.Resource(mapping.Resource)
+			ns, selector = "", inventory.PartOfLabel+"="+d.InventoryID
 		} else if !nsExists {
 			return nil
 		}
-		list, err := ri.List(ctx, opts)
+		items, err := pl.live().List(ctx, mapping, ns, selector)
 		if err != nil {
 			return fmt.Errorf("list %s in %s: %w", gk, d.Namespace, err)
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		for i := range list.Items {
-			o := &list.Items[i]
+		for _, o := range items {
 			live[RefOf(o).key()] = o
 		}
 		return nil
 	}
 	for _, gk := range gks {
+		if gk == (schema.GroupKind{Kind: "Namespace"}) {
+			// The one namespace an inventory can hold is the platform's own (another
+			// namespace is another platform's inventory), read already: ns.
+			continue
+		}
 		g.Go(func() error { return listKind(gctx, gk) })
 	}
 	if err := g.Wait(); err != nil {

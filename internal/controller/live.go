@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// cacheSource is the planner's live source in the watch: the kinds the watch caches
+// are read from its informers, the others (the namespace, the CRD, kinds of optional
+// APIs) from the API server. Only the unlocked idle check reads it: a pass that may
+// write plans again from the API server under the lock, so a cache that lags, or
+// does not hold an object (the cache keeps only the platforms' members), costs at
+// most a locked pass, never a wrong write.
+type cacheSource struct {
+	reader client.Reader
+	scheme *runtime.Scheme
+	api    plan.LiveSource
+	cached map[schema.GroupVersionKind]bool
+}
+
+func newCacheSource(reader client.Reader, scheme *runtime.Scheme, api plan.LiveSource) (*cacheSource, error) {
+	s := &cacheSource{reader: reader, scheme: scheme, api: api, cached: map[schema.GroupVersionKind]bool{}}
+	for _, obj := range append(ownedKinds(), &v1alpha1.OntoPlatform{}) {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		if err != nil {
+			return nil, err
+		}
+		s.cached[gvk] = true
+	}
+	return s, nil
+}
+
+func (s *cacheSource) Get(ctx context.Context, mapping *meta.RESTMapping, namespace, name string) (*unstructured.Unstructured, error) {
+	gvk := mapping.GroupVersionKind
+	if !s.cached[gvk] {
+		return s.api.Get(ctx, mapping, namespace, name)
+	}
+	obj, err := s.scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	co, ok := obj.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an object kind", gvk)
+	}
+	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, co); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return cachedUnstructured(co, gvk)
+}
+
+func (s *cacheSource) List(ctx context.Context, mapping *meta.RESTMapping, namespace, selector string) ([]*unstructured.Unstructured, error) {
+	gvk := mapping.GroupVersionKind
+	if !s.cached[gvk] {
+		return s.api.List(ctx, mapping, namespace, selector)
+	}
+	obj, err := s.scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return nil, err
+	}
+	list, ok := obj.(client.ObjectList)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a list kind", gvk)
+	}
+	var opts []client.ListOption
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	if selector != "" {
+		sel, err := labels.Parse(selector)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+	}
+	if err := s.reader.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		u, err := cachedUnstructured(item, gvk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func cachedUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	// Typed objects from the cache carry no kind.
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// secretKeysOnly is the cache's transform of Secrets: their keys stay (a plan checks
+// that a generated Secret holds every key), their values do not, so the watch never
+// holds a credential in memory.
+func secretKeysOnly(obj any) (any, error) {
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return obj, nil
+	}
+	for k := range s.Data {
+		s.Data[k] = nil
+	}
+	s.StringData = nil
+	s.ManagedFields = nil
+	return s, nil
+}

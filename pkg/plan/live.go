@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package plan
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+)
+
+// LiveSource reads the live objects a plan compares with: the API server (APISource,
+// the CLI's) or a cache of it (the watch's, which keeps its informers' copies).
+type LiveSource interface {
+	// Get returns the live object of mapping's resource named name, in namespace
+	// (empty for a cluster-scoped kind); nil, nil when it does not exist.
+	Get(ctx context.Context, mapping *meta.RESTMapping, namespace, name string) (*unstructured.Unstructured, error)
+	// List returns the live objects of mapping's resource in namespace (every
+	// namespace when empty) that match the label selector (everything when empty).
+	List(ctx context.Context, mapping *meta.RESTMapping, namespace, selector string) ([]*unstructured.Unstructured, error)
+}
+
+// APISource reads from the API server: one request per Get or List.
+type APISource struct{ Clients *kube.Clients }
+
+// Get reads one object.
+func (s APISource) Get(ctx context.Context, mapping *meta.RESTMapping, namespace, name string) (*unstructured.Unstructured, error) {
+	ri := s.Clients.Dynamic.Resource(mapping.Resource)
+	var o *unstructured.Unstructured
+	var err error
+	if namespace != "" {
+		o, err = ri.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	} else {
+		o, err = ri.Get(ctx, name, metav1.GetOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return o, err
+}
+
+// List lists one resource.
+func (s APISource) List(ctx context.Context, mapping *meta.RESTMapping, namespace, selector string) ([]*unstructured.Unstructured, error) {
+	ri := s.Clients.Dynamic.Resource(mapping.Resource)
+	opts := metav1.ListOptions{LabelSelector: selector}
+	var list *unstructured.UnstructuredList
+	var err error
+	if namespace != "" {
+		list, err = ri.Namespace(namespace).List(ctx, opts)
+	} else {
+		list, err = ri.List(ctx, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// live is the planner's source: Live, else the API server.
+func (pl *Planner) live() LiveSource {
+	if pl.Live != nil {
+		return pl.Live
+	}
+	return APISource{Clients: pl.Clients}
+}
