@@ -269,6 +269,26 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 			t.Fatalf("7 s of periodic passes every 2 s sent %s; want no list, and only the namespace's and CRD's GETs", counts)
 		}
 		t.Logf("idle, 7 s of passes every 2 s: %s", counts)
+
+		// From idle, one object changed by another manager: its repair reads the
+		// cache and dry-runs only that object, once (the idle check's plan is the
+		// locked pass's); the passes its rollout brings dry-run only it again, as its
+		// status moves.
+		if _, err := e.clients.Kube.AppsV1().Deployments(ns).Patch(ctx, "data-service", types.StrategicMergePatchType,
+			[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"data-service","image":"example.com/other:2"}]}}}}`),
+			metav1.PatchOptions{FieldManager: "other-tool"}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("data-service's image taken back", 30*time.Second, func() (bool, error) {
+			d, err := e.deployment("data-service")
+			return err == nil && d.Spec.Template.Spec.Containers[0].Image != "example.com/other:2", err
+		})
+		time.Sleep(time.Second) // the repair's status write
+		counts = e.requests.Take()
+		t.Logf("the repair of one object from idle: %s", counts)
+		if counts[bench.VerbList] != 0 || counts[bench.VerbDryRunPatch] > 5 || counts[bench.VerbPatch] > 5 {
+			t.Errorf("the repair of one object and its rollout sent %s; want no list, and a dry-run and a write per pass at most", counts)
+		}
 	})
 
 	t.Run("a CLI run beside the watch", func(t *testing.T) {

@@ -184,7 +184,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.Drift == DriftReport && source != "" {
 		return r.report(ctx, &p, d)
 	}
-	if r.idle(ctx, &p, ref, d, source) {
+	idle, planned := r.idle(ctx, &p, ref, d, source)
+	if idle {
 		r.Metrics.setReady(&p, true)
 		return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 	}
@@ -209,6 +210,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	opts.Release = &rel
+	// The cache serves this pass's reads too: what it has not seen yet of an object's
+	// change brings the object's event, and another pass, when it does. The idle
+	// check's plan, when it made one, is the plan: its dry-runs are not made twice.
+	opts.Live, opts.Planned = r.Live, planned
 	desiredID := desiredID(source, &p)
 	opts.Unchanged = r.unchanged.skip(ref, desiredID)
 	fighting := r.fights.fighting(ref, r.now())
@@ -218,6 +223,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			_, fight := fighting[objectKey(obj.GetKind(), obj.GetName())]
 			return !fight
 		}
+		opts.Planned = nil // made without leaving the fought objects out
 		msg := fightMessage(fighting)
 		opts.Degraded = &apply.DegradedReason{Reason: ReasonDriftFight, Message: msg}
 		r.event(&p, "Warning", ReasonDriftFight, "Repair", msg)
@@ -239,7 +245,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if res != nil {
 		// The objects left to another manager are not known to be as applied: once
 		// the fight is over, the next pass must compare them again.
-		r.unchanged.record(ref, desiredID, res.Plan, wrote || (err != nil && !isNotReady(err)), fighting)
+		r.unchanged.record(ref, desiredID, res.Plan, err != nil && !isNotReady(err), fighting)
 	}
 	log.Debug("pass", "generation", p.Generation, "observed", p.Status.ObservedGeneration, "source", source, "err", err)
 	var notReady *apply.PlaneNotReadyError
@@ -262,34 +268,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // idle reports whether a pass has nothing to write: the status already records the
 // current generation Ready, the last pass found every object as applied, and a plan
-// made now without the lock (reads, and dry-runs only of objects whose
+// made now without the lock (from the cache, with dry-runs only of objects whose
 // resourceVersion moved) shows no change while every component is ready. Then the
-// pass ends without taking the lock: an idle platform costs reads only, no write,
-// not even the lock's Lease. Anything else goes the locked way.
-func (r *Reconciler) idle(ctx context.Context, p *v1alpha1.OntoPlatform, ref string, d *plan.Desired, source string) bool {
+// pass ends without taking the lock: an idle platform costs no write, not even the
+// lock's Lease. Anything else goes the locked way, with the plan made here when there
+// is one (nil otherwise).
+func (r *Reconciler) idle(ctx context.Context, p *v1alpha1.OntoPlatform, ref string, d *plan.Desired, source string) (bool, *plan.Plan) {
 	ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
 	degraded := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionDegraded)
 	if ready == nil || ready.Status != metav1.ConditionTrue || (degraded != nil && degraded.Status == metav1.ConditionTrue) ||
 		p.Status.ObservedGeneration != p.Generation || len(r.fights.fighting(ref, r.now())) > 0 {
-		return false
+		return false, nil
 	}
 	if source == "" {
-		return false
+		return false, nil
 	}
 	skip := r.unchanged.skip(ref, desiredID(source, p))
 	if skip == nil {
-		return false
+		return false, nil
 	}
 	pl, err := (&plan.Planner{Clients: r.Clients, KeepPlatformObjects: true, Unchanged: skip, Live: r.Live}).Plan(ctx, d)
-	if err != nil || pl.HasChanges() {
-		return false
+	if err != nil {
+		return false, nil
+	}
+	if pl.HasChanges() {
+		return false, pl
 	}
 	comps, err := r.observe(ctx, d.Objects())
 	if err != nil {
-		return false
+		return false, pl
 	}
 	readyN, total := health.CountReady(comps)
-	return readyN == total
+	return readyN == total, pl
 }
 
 // observe is the components' readiness, read from Live when set.

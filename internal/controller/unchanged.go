@@ -17,7 +17,7 @@ import (
 // unchanged remembers, per platform, the objects the last pass planned unchanged and
 // the resourceVersion each had then. The next pass of the same desired state dry-runs
 // only the objects whose resourceVersion moved since: a healthy platform's periodic
-// pass costs one list per kind and no dry-run.
+// pass costs no dry-run.
 type unchanged struct {
 	mu sync.Mutex
 	m  map[string]unchangedPass
@@ -30,15 +30,18 @@ type unchangedPass struct {
 	versions map[string]string
 }
 
-// record keeps what p found unchanged, or forgets the platform when p wrote. The
-// objects of exclude were not compared (left to another manager): never kept.
-func (u *unchanged) record(platform, desired string, p *plan.Plan, wrote bool, exclude map[string]string) {
+// record keeps what p found unchanged, or forgets the platform when its pass failed.
+// A pass that wrote keeps its unchanged objects too: what it wrote was planned as a
+// change, so is not kept, and a later write of anyone moves an object's
+// resourceVersion, which skip compares. The objects of exclude were not compared (left
+// to another manager): never kept.
+func (u *unchanged) record(platform, desired string, p *plan.Plan, failed bool, exclude map[string]string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
 		u.m = map[string]unchangedPass{}
 	}
-	if wrote || p == nil {
+	if failed || p == nil {
 		delete(u.m, platform)
 		return
 	}

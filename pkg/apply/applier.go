@@ -105,6 +105,15 @@ type Options struct {
 	// live object may have moved on while the run wrote. 0 records the live one (the
 	// CLI applies the spec itself).
 	Generation int64
+	// Live is where the plan reads live objects (plan.Planner.Live); the API server
+	// when nil. The watch passes its cache.
+	Live plan.LiveSource
+	// Planned is a plan the caller made of the same desired state with the same
+	// options, taken as this run's plan instead of planning again: the watch's, made
+	// by its unlocked idle check, which found the drift it now repairs. Unlike Saved,
+	// it is not checked against a fresh plan; a first install (no namespace yet)
+	// ignores it.
+	Planned *plan.Plan
 	// Degraded, when set, is recorded as the Degraded condition of a run whose
 	// workloads are all ready: the watch's drift fight, which leaves an object as
 	// another manager set it.
@@ -201,7 +210,8 @@ func (a *Applier) logger() *slog.Logger {
 // it is not: apply means "this spec, healthy", so a retried failed run stays failed.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged,
+		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no
@@ -231,7 +241,9 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	var err error
 
 	p := foundation
-	if p == nil || opts.Saved == nil {
+	if p == nil && opts.Planned != nil {
+		p = opts.Planned
+	} else if p == nil || opts.Saved == nil {
 		if p, err = planner.Plan(ctx, d); err != nil {
 			return res, a.stopReason(ctx, err)
 		}

@@ -18,7 +18,10 @@ import (
 )
 
 // LiveSource reads the live objects a plan compares with: the API server (APISource,
-// the CLI's) or a cache of it (the watch's, which keeps its informers' copies).
+// the CLI's) or a cache of it (the watch's, which keeps its informers' copies). With
+// a cache, the planner takes from it which objects exist and which are unchanged
+// (Planner.Unchanged), and reads from the API server the few it dry-runs, and those
+// the cache does not hold (it may keep only the platforms' members).
 type LiveSource interface {
 	// Get returns the live object of mapping's resource named name, in namespace
 	// (empty for a cluster-scoped kind); nil, nil when it does not exist.
@@ -66,6 +69,27 @@ func (s APISource) List(ctx context.Context, mapping *meta.RESTMapping, namespac
 		out[i] = &list.Items[i]
 	}
 	return out, nil
+}
+
+// fromAPI reads obj from the API server, when Live is a cache: for an object the
+// cache does not hold (nil when the API server has none either), and for one that is
+// dry-run, whose diff is made against the object as the API server has it
+// (managedFields included, and none of a typed round trip's zero values).
+func (pl *Planner) fromAPI(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return pl.getFrom(ctx, APISource{Clients: pl.Clients}, obj)
+}
+
+// getFrom reads obj from src; nil when it does not exist.
+func (pl *Planner) getFrom(ctx context.Context, src LiveSource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	m, err := pl.Clients.Mapping(obj)
+	if err != nil {
+		return nil, err
+	}
+	ns := ""
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns = obj.GetNamespace()
+	}
+	return src.Get(ctx, m, ns, obj.GetName())
 }
 
 // live is the planner's source: Live, else the API server.

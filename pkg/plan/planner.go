@@ -155,6 +155,12 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 			case IsGenerated(obj):
 				changes[i] = planGenerated(obj, liveObj)
 			default:
+				if pl.Live != nil {
+					var err error
+					if liveObj, err = pl.fromAPI(gctx, obj); err != nil {
+						return fmt.Errorf("plane %s: %s: %w", obj.GetLabels()[PlaneLabel], ref, err)
+					}
+				}
 				ch, err := pl.planObject(gctx, obj, liveObj, d.InventoryID, owners)
 				if err != nil {
 					return fmt.Errorf("plane %s: %s: %w", obj.GetLabels()[PlaneLabel], ref, err)
@@ -260,15 +266,7 @@ func createChange(obj *unstructured.Unstructured) Change {
 // getLive reads the live obj, nil when it does not exist (cluster-scoped objects
 // outside the inventory, such as the CRD).
 func (pl *Planner) getLive(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	m, err := pl.Clients.Mapping(obj)
-	if err != nil {
-		return nil, err
-	}
-	ns := ""
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ns = obj.GetNamespace()
-	}
-	return pl.live().Get(ctx, m, ns, obj.GetName())
+	return pl.getFrom(ctx, pl.live(), obj)
 }
 
 // planObject dry-runs the apply of obj against live, the live object the caller read;
