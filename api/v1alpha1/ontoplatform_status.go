@@ -52,6 +52,9 @@ const (
 	// ReasonRollingOut: the objects are written and the run did not wait (--wait=false);
 	// the workloads are still rolling out.
 	ReasonRollingOut = "RollingOut"
+	// ReasonCLIRunInProgress: a CLI run holds the platform's lock; the watch
+	// reconciles after it (Progressing, set by the watch).
+	ReasonCLIRunInProgress = "CLIRunInProgress"
 )
 
 // MaxHistory is how many revisions status keeps.

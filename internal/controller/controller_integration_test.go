@@ -19,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -311,6 +312,42 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 		if *dep.Spec.Replicas != 2 {
 			t.Fatalf("nessie has %d replicas after the CLI applied 2 beside the watch", *dep.Spec.Replicas)
 		}
+	})
+
+	t.Run("a CLI run holding the lock shows in the status, and the watch applies after it", func(t *testing.T) {
+		opts := ontotest.ApplyOptions()
+		opts.Holder, opts.LockTTL = "kubectl-onto@laptop/42", 8*time.Second
+		_, release, err := (&apply.Applier{Clients: e.clients, Now: time.Now}).Lock(ctx, ns, e.p.Name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		released := false
+		defer func() {
+			if !released {
+				release()
+			}
+		}()
+		ri, err := e.clients.Resource(platformObject(e.p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ri.Patch(ctx, e.p.Name, types.MergePatchType, []byte(`{"spec":{"dataPlane":{"nessie":{"replicas":3}}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("Progressing CLIRunInProgress naming the holder", 20*time.Second, func() (bool, error) {
+			c := meta.FindStatusCondition(e.live().Status.Conditions, v1alpha1.ConditionProgressing)
+			return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonCLIRunInProgress && strings.Contains(c.Message, "kubectl-onto@laptop/42"), nil
+		})
+		if dep, err := e.deployment("nessie"); err != nil || *dep.Spec.Replicas == 3 {
+			t.Fatalf("nessie written under another run's lock: %v", err)
+		}
+		release()
+		released = true
+		e.eventually("the spec applied after the CLI run", 40*time.Second, func() (bool, error) {
+			dep, err := e.deployment("nessie")
+			c := meta.FindStatusCondition(e.live().Status.Conditions, v1alpha1.ConditionProgressing)
+			return err == nil && *dep.Spec.Replicas == 3 && c != nil && c.Reason != v1alpha1.ReasonCLIRunInProgress, err
+		})
 	})
 
 	t.Run("a drift fight stops the repairs", func(t *testing.T) {

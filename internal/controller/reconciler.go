@@ -193,7 +193,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var locked *apply.LockedError
 	if errors.As(err, &locked) {
 		log.Info("a CLI run holds the lock; coming back after it", "holder", locked.Holder)
-		r.event(&p, "Normal", "CLIRunInProgress", "Wait", fmt.Sprintf("%s holds the lock; reconciling after it", locked.Holder))
+		r.event(&p, "Normal", v1alpha1.ReasonCLIRunInProgress, "Wait", fmt.Sprintf("%s holds the lock; reconciling after it", locked.Holder))
+		r.markCLIRun(ctx, &p, locked)
 		return ctrl.Result{RequeueAfter: max(time.Second, locked.Expires.Sub(r.now())+time.Second)}, nil
 	}
 	if err != nil {
@@ -264,6 +265,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Metrics.driftRepaired(res.Applied)
 	}
 	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
+}
+
+// markCLIRun records in the status that a CLI run holds the lock, as Progressing
+// with reason CLIRunInProgress, unless Progressing is already true (the CLI run said
+// what it does: Applying, Upgrading). The write is conditional on the platform being
+// as read, so it never overwrites what the CLI run recorded since; the run's own
+// final status sets Progressing again. A failed write is only logged.
+func (r *Reconciler) markCLIRun(ctx context.Context, p *v1alpha1.OntoPlatform, locked *apply.LockedError) {
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionProgressing); c != nil && c.Status == metav1.ConditionTrue {
+		return
+	}
+	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+		Type: v1alpha1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonCLIRunInProgress,
+		Message:            fmt.Sprintf("%s holds the lock (until %s unless renewed); the watch reconciles after it", locked.Holder, locked.Expires.UTC().Format(time.RFC3339)),
+		ObservedGeneration: p.Generation, LastTransitionTime: metav1.NewTime(r.now()),
+	})
+	if err := r.Client.Status().Patch(ctx, p, patch); err != nil {
+		r.log().Debug("record the CLI run in the status", "err", err)
+	}
 }
 
 // idle reports whether a pass has nothing to write: the status already records the
