@@ -179,11 +179,12 @@ func (s Scale) Run(ctx context.Context) (*ScaleResult, error) {
 	if err := s.Validator.Validate(edited); err != nil {
 		return nil, fmt.Errorf("scale %s of %s/%s: %w", s.Component, ns, name, err)
 	}
-	fromD, err := platform.Loaded{Platform: from, Release: snap.Release}.Desired()
+	// The memory limits the watch raised stay raised (status.remediations).
+	fromD, err := platform.Loaded{Platform: from, Release: snap.Release, Remediations: live.Status.Remediations}.Desired()
 	if err != nil {
 		return nil, fmt.Errorf("render revision %d: %w", n, err)
 	}
-	d, err := platform.Loaded{Platform: edited, Release: snap.Release}.Desired()
+	d, err := platform.Loaded{Platform: edited, Release: snap.Release, Remediations: live.Status.Remediations}.Desired()
 	if err != nil {
 		return nil, err
 	}

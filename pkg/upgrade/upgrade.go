@@ -40,6 +40,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 )
@@ -154,7 +155,7 @@ func (u *Upgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromD, err := u.desired(st.from.Platform(u.Name, u.Namespace), st.from.Release, nil)
+	fromD, err := u.desired(st, st.from.Platform(u.Name, u.Namespace), st.from.Release, nil)
 	if err != nil {
 		return nil, fmt.Errorf("render revision %d (%s): %w", st.fromRev, st.from.Spec.Version, err)
 	}
@@ -220,7 +221,7 @@ func (u *Upgrade) Preview(ctx context.Context) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromD, err := u.desired(st.from.Platform(u.Name, u.Namespace), st.from.Release, nil)
+	fromD, err := u.desired(st, st.from.Platform(u.Name, u.Namespace), st.from.Release, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -249,20 +250,18 @@ func (u *Upgrade) targetDesired(st *start) (*plan.Desired, error) {
 	tp := &v1alpha1.OntoPlatform{Spec: *st.target.Spec.DeepCopy()}
 	tp.SetGroupVersionKind(v1alpha1.GroupVersionKind)
 	tp.Name, tp.Namespace = u.Name, u.Namespace
-	d, err := u.desired(tp, st.target.Release, st.target.Patches)
+	d, err := u.desired(st, tp, st.target.Release, st.target.Patches)
 	if err != nil {
 		return nil, fmt.Errorf("render version %s: %w", st.target.Spec.Version, err)
 	}
 	return d, nil
 }
 
-// desired renders platform p with rel and patches into what applying it writes.
-func (u *Upgrade) desired(p *v1alpha1.OntoPlatform, rel release.Release, patches []render.Patch) (*plan.Desired, error) {
-	planes, err := render.Render(p, render.Options{Release: rel, Patches: patches})
-	if err != nil {
-		return nil, err
-	}
-	return plan.NewDesired(p, planes)
+// desired renders platform p with rel and patches into what applying it writes. The
+// memory limits the watch raised (the live status.remediations) are kept on both
+// sides: an upgrade must not put back a limit a container was OOM-killed at.
+func (u *Upgrade) desired(st *start, p *v1alpha1.OntoPlatform, rel release.Release, patches []render.Patch) (*plan.Desired, error) {
+	return platform.Loaded{Platform: p, Release: rel, Patches: patches, Remediations: st.live.Status.Remediations}.Desired()
 }
 
 // begin reads the live platform and the revision to start from, and refuses what the

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package upgrade_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/client-go/rest"
 
@@ -150,9 +152,15 @@ func TestUpgradeAndRollback(t *testing.T) {
 	t.Parallel()
 	e := installAt(t, "1.5.0")
 	cmsBefore := e.configMaps()
+	// The watch raised the gateway's memory limit after an OOM kill: the upgrade
+	// keeps it raised.
+	raised := e.remediate("gateway")
 	res, err := e.run("upgrade", "1.6.0", 0, false)
 	if err != nil {
 		t.Fatalf("upgrade: %v", err)
+	}
+	if got := e.memoryLimit("gateway"); got.Cmp(raised) != 0 {
+		t.Errorf("gateway's memory limit after the upgrade: %s, want %s (status.remediations)", &got, &raised)
 	}
 	vs, canaries := e.versions()
 	for name, v := range vs {
@@ -200,6 +208,34 @@ func TestUpgradeAndRollback(t *testing.T) {
 	if last := lastRevision(p); canaries != 0 || last.Action != "rollback" || last.Version != "1.5.0" || p.Status.Version != "1.5.0" || p.Spec.Version != "1.5.0" {
 		t.Fatalf("after the rollback: %d canaries, last revision %+v, status version %s, spec %s", canaries, last, p.Status.Version, p.Spec.Version)
 	}
+}
+
+// memoryLimit is the memory limit of Deployment name's first container.
+func (e *upEnv) memoryLimit(name string) resource.Quantity {
+	e.t.Helper()
+	d, err := e.clients.Kube.AppsV1().Deployments(e.p.Namespace).Get(e.t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]
+}
+
+// remediate records in the status, as the watch does after an OOM kill, a raise of
+// Deployment name's memory limit to twice the live one, and returns the raised limit.
+func (e *upEnv) remediate(name string) resource.Quantity {
+	e.t.Helper()
+	from := e.memoryLimit(name)
+	to := *resource.NewQuantity(2*from.Value(), resource.BinarySI)
+	rem := v1alpha1.Remediation{Component: name, Container: name, Resource: "memory", From: from.String(), To: to.String(), Time: metav1.Now()}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"remediations": []v1alpha1.Remediation{rem}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ri := e.clients.Dynamic.Resource(v1alpha1.GroupVersion.WithResource("ontoplatforms")).Namespace(e.p.Namespace)
+	if _, err := ri.Patch(e.t.Context(), e.p.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		e.t.Fatal(err)
+	}
+	return to
 }
 
 // crashLoop makes every pod of Deployment name's new template crash-loop.
