@@ -40,6 +40,8 @@ type WatchOptions struct {
 	HealthProbeBindAddress  string
 	LockTTL                 time.Duration
 	NodeGrace               time.Duration
+	// Resync is how often a healthy platform is checked.
+	Resync time.Duration
 
 	namespaces []string
 }
@@ -62,8 +64,8 @@ a CLI run holds a platform's lock, watch leaves that platform alone and comes ba
 after it. It never writes the CRD or an OntoPlatform's spec; a failed upgrade is not
 retried by itself (kubectl onto upgrade resumes it, or rollback undoes it).
 
-A healthy platform is checked every 5 minutes; an object's change brings it back at
-once. --drift=report records drift (Events, --audit-log) without repairing it.
+A healthy platform is checked every 5 minutes (--resync), from the watch's cache; an
+object's change brings it back at once. --drift=report records drift (Events, --audit-log) without repairing it.
 --leader-elect lets several replicas run, one of them writing. Ctrl-C stops it.`,
 		Example: `  kubectl onto watch -n onto-system
   kubectl onto watch -A --audit-log audit.jsonl
@@ -83,6 +85,7 @@ once. --drift=report records drift (Events, --audit-log) without repairing it.
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "0", "Serve Prometheus metrics here (:8080); 0 is off")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "0", "Serve /healthz and /readyz here (:8081); 0 is off")
 	f.DurationVar(&o.LockTTL, "lock-ttl", apply.DefaultOptions().LockTTL, "How long a platform's lock lives without renewal, should this process die")
+	f.DurationVar(&o.Resync, "resync", 5*time.Minute, "Check each healthy platform this often (±10%), besides the changes of its objects")
 	f.DurationVar(&o.NodeGrace, "node-grace", controller.DefaultNodeGrace, "Evict a platform's Deployment pods from a node NotReady for longer than this (StatefulSet pods are only reported)")
 	cmd.AddCommand(NewCmdWatchInstall(g))
 	return cmd
@@ -113,6 +116,9 @@ func (o *WatchOptions) Validate() error {
 	case controller.DriftRepair, controller.DriftReport:
 	default:
 		return fmt.Errorf("invalid --drift %q: use repair or report", o.Drift)
+	}
+	if o.Resync < 10*time.Second {
+		return fmt.Errorf("--resync %s: must be at least 10s", o.Resync)
 	}
 	if o.MaxConcurrentReconciles < 1 {
 		return fmt.Errorf("--max-concurrent-reconciles must be at least 1, not %d", o.MaxConcurrentReconciles)
@@ -167,6 +173,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		LeaderElect: o.LeaderElect, LeaderElectionNamespace: electionNS,
 		MetricsBindAddress: o.MetricsBindAddress, HealthProbeBindAddress: o.HealthProbeBindAddress,
 		Audit: audit, Holder: holder, LockTTL: o.LockTTL, Catalog: catalog, Log: log, NodeGrace: o.NodeGrace,
+		HealthyRequeue: o.Resync,
 	})
 	if err != nil {
 		return err

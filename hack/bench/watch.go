@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -28,11 +31,13 @@ import (
 )
 
 // measureWatch installs tenants platforms of the tenant example with the built
-// binary, runs `kubectl-onto watch` of their namespaces as its own process, and prints what a platform
-// team checks before leaving it running: the process's RSS once synced and idle, its
-// API requests per minute while nothing changes (and how many write), and how long a
-// deleted Deployment takes to come back (p50, p99 over repairs spread over the
-// tenants).
+// binary, runs `kubectl-onto watch` of their namespaces as its own process, and prints
+// what a platform team checks before leaving it running: how long a cold start takes
+// until every platform has had its first pass and reports Ready (onto_platform_ready),
+// the process's RSS and Go heap once synced, its API requests per idle pass (with
+// --resync 20s, so a minute holds three passes of each platform) and how many write,
+// and how long a deleted Deployment takes to come back (p50, p99 over repairs spread
+// over the tenants). With 0 tenants it watches one empty namespace: the floor.
 func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, kubeconfig, tenantFile string, tenants, repairs int, addNamespace func(string)) error {
 	bin := filepath.Join(tmp, "kubectl-onto")
 	logf("build %s", bin)
@@ -58,9 +63,23 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 			return err
 		}
 	}
+	if tenants == 0 {
+		ns := bench.NamespaceName("watch-empty")
+		addNamespace(ns)
+		if _, err := cl.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		namespaces = append(namespaces, ns)
+	}
+	metricsAddr, err := freeAddress()
+	if err != nil {
+		return err
+	}
 
 	// Only the tenants' namespaces: other platforms of a shared cluster would count.
-	watch := exec.CommandContext(ctx, bin, "watch", "--namespaces", strings.Join(namespaces, ","), "-v", "6", "--kubeconfig", kubeconfig)
+	const resync = 20 * time.Second
+	watch := exec.CommandContext(ctx, bin, "watch", "--namespaces", strings.Join(namespaces, ","), "-v", "6", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", metricsAddr, "--resync", resync.String())
 	stderr, err := watch.StderrPipe()
 	if err != nil {
 		return err
@@ -98,26 +117,48 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 		defer mu.Unlock()
 		return bench.CountLogLines(requests[from:])
 	}
+
+	// Cold start: until the metrics say every platform is Ready (its first pass is
+	// over); with no platform, until the metrics answer.
+	logf("watch started; waiting until every platform reports ready")
+	var coldStart time.Duration
+	for {
+		if m, err := scrape(ctx, metricsAddr); err == nil && strings.Count(m, "\nonto_platform_ready{") >= tenants && readyPlatforms(m) == tenants {
+			coldStart = time.Since(started)
+			break
+		}
+		if time.Since(started) > 5*time.Minute {
+			return fmt.Errorf("the platforms did not all report ready within 5 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	// Synced: the first passes are over once the requests pause for 5 s.
-	logf("watch started; waiting until it is quiet")
-	last, quietSince := 0, time.Now()
+	last, quietSince := count(), time.Now()
 	for time.Since(quietSince) < 5*time.Second {
 		time.Sleep(500 * time.Millisecond)
 		if n := count(); n != last {
 			last, quietSince = n, time.Now()
 		}
-		if time.Since(started) > 5*time.Minute {
-			return fmt.Errorf("watch did not quieten within 5 minutes")
-		}
 	}
-	synced := time.Since(started) - 5*time.Second
 	rssSynced := rssOf(watch.Process.Pid)
+	heapSynced := "unknown"
+	if m, err := scrape(ctx, metricsAddr); err == nil {
+		heapSynced = metricMiB(m, "go_memstats_heap_inuse_bytes")
+	}
 
 	const idle = 60 * time.Second
-	logf("idle for %s", idle)
+	logf("idle for %s (a pass of each platform every %s)", idle, resync)
 	from := count()
 	time.Sleep(idle)
 	idleCounts := classes(from)
+	passes := max(1, tenants) * int(idle/resync)
+
+	fmt.Fprintf(out, "\nwatch --namespaces (theirs) --resync %s, the built binary as its own process, %d tenant platforms (%s):\n", resync, tenants, filepath.Base(tenantFile))
+	fmt.Fprintf(out, "  cold start to every platform Ready (first passes over): %s; once synced: RSS %s, Go heap in use %s\n", secs(coldStart), rssSynced, heapSynced)
+	fmt.Fprintf(out, "  idle %s: %d requests, %.1f per platform pass, %d writes: %s\n", idle, idleCounts.Total(), float64(idleCounts.Total())/float64(passes), idleCounts.Writes(), idleCounts)
+	if tenants == 0 {
+		return nil
+	}
 
 	logf("%d repairs: delete a tenant's gateway Deployment, time until it is back", repairs)
 	var took []time.Duration
@@ -150,9 +191,6 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 	}
 	slices.Sort(took)
 	p99 := took[min(len(took)-1, len(took)*99/100)]
-	fmt.Fprintf(out, "\nwatch --namespaces (theirs), the built binary as its own process, %d tenant platforms (%s):\n", tenants, filepath.Base(tenantFile))
-	fmt.Fprintf(out, "  synced (first passes over) after %s; RSS %s\n", secs(synced), rssSynced)
-	fmt.Fprintf(out, "  idle %s (the periodic pass is every 5 min): %.0f requests/min, %d writes: %s\n", idle, float64(idleCounts.Total())*float64(time.Minute)/float64(idle), idleCounts.Writes(), idleCounts)
 	fmt.Fprintf(out, "  drift repair (Deployment deleted → recreated), %d repairs: p50 %s, p99 %s (%s)\n", len(took), secs(took[len(took)/2]), secs(p99), durations(took))
 	fmt.Fprintf(out, "  RSS after the repairs: %s\n", rssOf(watch.Process.Pid))
 	// The tenants go while the watch runs: their OntoPlatforms carry its finalizer,
@@ -164,6 +202,55 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 		}
 	}
 	return nil
+}
+
+// freeAddress is a local address no one listens on, for the watch's metrics.
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// scrape reads the Prometheus text of the metrics server at addr.
+func scrape(ctx context.Context, addr string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return "\n" + string(b), err
+}
+
+// readyPlatforms counts the onto_platform_ready samples at 1.
+func readyPlatforms(metrics string) int {
+	n := 0
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, "onto_platform_ready{") && strings.HasSuffix(line, " 1") {
+			n++
+		}
+	}
+	return n
+}
+
+// metricMiB is the value of an unlabelled metric, in MiB.
+func metricMiB(metrics, name string) string {
+	for _, line := range strings.Split(metrics, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return fmt.Sprintf("%.1f MiB", f/(1<<20))
+			}
+		}
+	}
+	return "unknown"
 }
 
 // rssOf is a process's resident set size, from /proc.
