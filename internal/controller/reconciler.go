@@ -103,8 +103,8 @@ type Reconciler struct {
 	unchanged     unchanged
 	rollingMu     sync.Mutex
 	rollingPasses map[string]int
-	snapshotsMu   sync.Mutex
-	snapshots     map[types.NamespacedName]loadedSnapshot
+	renderedMu    sync.Mutex
+	rendered      map[types.NamespacedName]rendered
 }
 
 func (r *Reconciler) now() time.Time {
@@ -420,12 +420,21 @@ func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object str
 func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *plan.Desired, rel release.Release, source string, err error) {
 	if p.Status.ObservedGeneration == p.Generation {
 		if n := apply.LatestSnapshot(p.Status.History, 0); n > 0 {
-			snap, err := r.snapshot(ctx, p, n)
+			source = fmt.Sprintf("revision %d", n)
+			// What else the render reads: the parent's metadata and the raised limits.
+			inputs := fmt.Sprint(p.Labels, p.Annotations, p.Status.Remediations)
+			if kept, ok := r.renderedRevision(p, n, inputs); ok {
+				return kept.desired, kept.release, source, nil
+			}
+			snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
 			if err == nil {
 				from := snap.Platform(p.Name, p.Namespace)
 				from.Labels, from.Annotations = p.Labels, p.Annotations
 				d, err := platform.Loaded{Platform: from, Release: snap.Release, Remediations: p.Status.Remediations}.Desired()
-				return d, snap.Release, fmt.Sprintf("revision %d", n), err
+				if err == nil {
+					r.keepRendered(p, rendered{uid: p.UID, revision: n, inputs: inputs, desired: d, release: snap.Release})
+				}
+				return d, snap.Release, source, err
 			}
 			r.log().Warn("revision snapshot unreadable; rendering the spec", "revision", n, "err", err)
 		}
@@ -438,41 +447,40 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *
 	return d, rel, "", err
 }
 
-// snapshot loads revision n of p, once: a revision's snapshot never changes (its
-// digest is checked on load), so each pass need not read it again. One per platform
-// is kept, with its UID: a platform deleted and made again numbers its revisions anew.
-func (r *Reconciler) snapshot(ctx context.Context, p *v1alpha1.OntoPlatform, n int64) (*apply.Snapshot, error) {
-	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-	r.snapshotsMu.Lock()
-	s, ok := r.snapshots[key]
-	r.snapshotsMu.Unlock()
-	if ok && s.uid == p.UID && s.revision == n {
-		return s.snap, nil
+// rendered is a platform's revision as rendered. A revision's snapshot never changes
+// (its digest is checked on load), so, with the same other inputs, a pass reuses the
+// render of the last one: no read of the snapshot and no render per pass. Nothing
+// downstream modifies a desired state (plans and applies copy what they change).
+type rendered struct {
+	// uid tells a platform deleted and made again, which numbers its revisions anew.
+	uid      types.UID
+	revision int64
+	inputs   string
+	desired  *plan.Desired
+	release  release.Release
+}
+
+func (r *Reconciler) renderedRevision(p *v1alpha1.OntoPlatform, n int64, inputs string) (rendered, bool) {
+	r.renderedMu.Lock()
+	defer r.renderedMu.Unlock()
+	kept, ok := r.rendered[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
+	return kept, ok && kept.uid == p.UID && kept.revision == n && kept.inputs == inputs
+}
+
+func (r *Reconciler) keepRendered(p *v1alpha1.OntoPlatform, kept rendered) {
+	r.renderedMu.Lock()
+	defer r.renderedMu.Unlock()
+	if r.rendered == nil {
+		r.rendered = map[types.NamespacedName]rendered{}
 	}
-	snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
-	if err != nil {
-		return nil, err
-	}
-	r.snapshotsMu.Lock()
-	defer r.snapshotsMu.Unlock()
-	if r.snapshots == nil {
-		r.snapshots = map[types.NamespacedName]loadedSnapshot{}
-	}
-	r.snapshots[key] = loadedSnapshot{uid: p.UID, revision: n, snap: snap}
-	return snap, nil
+	r.rendered[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = kept
 }
 
 // forget drops what is kept of a platform that is gone.
 func (r *Reconciler) forget(key types.NamespacedName) {
-	r.snapshotsMu.Lock()
-	defer r.snapshotsMu.Unlock()
-	delete(r.snapshots, key)
-}
-
-type loadedSnapshot struct {
-	uid      types.UID
-	revision int64
-	snap     *apply.Snapshot
+	r.renderedMu.Lock()
+	defer r.renderedMu.Unlock()
+	delete(r.rendered, key)
 }
 
 // report plans and records each drifted object, writing nothing (--drift=report).
