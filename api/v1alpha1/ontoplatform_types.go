@@ -59,7 +59,10 @@ type OntoPlatformSpec struct {
 	// +optional
 	Global GlobalSpec `json:"global,omitempty"`
 
-	// Tenancy isolates the platform in its namespace: quota and network policies.
+	// Tenancy isolates the platform in its namespace: quota, network policies and the
+	// namespace's Pod Security level. Defaulted, so a platform without this section is
+	// isolated too.
+	// +kubebuilder:default={}
 	// +optional
 	Tenancy *TenancySpec `json:"tenancy,omitempty"`
 
@@ -166,24 +169,77 @@ type TenancySpec struct {
 	// +optional
 	ResourceQuota corev1.ResourceList `json:"resourceQuota,omitempty"`
 
-	// NetworkPolicy isolates the namespace.
+	// NetworkPolicy says which traffic may reach the platform's pods.
+	// +kubebuilder:default={}
 	// +optional
 	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
+	// PodSecurity is what the namespace does with the Pod Security Standard
+	// "restricted", which every pod of the platform meets: enforce it (and warn and
+	// audit), only warn and audit (a namespace shared with workloads that do not meet
+	// it), or set no Pod Security label at all (a cluster with its own policy).
+	// +kubebuilder:validation:Enum=enforce;warn;none
+	// +kubebuilder:default=enforce
+	// +optional
+	PodSecurity PodSecurityMode `json:"podSecurity,omitempty"`
 }
 
-// NetworkPolicySpec says which traffic may reach the platform's pods.
-type NetworkPolicySpec struct {
-	// Isolate denies all ingress except from the platform itself and AllowedNamespaces.
-	// +optional
-	Isolate bool `json:"isolate,omitempty"`
+// PodSecurityMode is what the platform's namespace does with the Pod Security Standard.
+type PodSecurityMode string
 
-	// AllowedNamespaces may reach the platform's pods when Isolate is on.
+// Pod Security modes.
+const (
+	PodSecurityEnforce PodSecurityMode = "enforce"
+	PodSecurityWarn    PodSecurityMode = "warn"
+	PodSecurityNone    PodSecurityMode = "none"
+)
+
+// NetworkPolicySpec says which traffic may reach the platform's pods. With isolation
+// on (the default) the platform's pods accept only the traffic the platform needs:
+// its services to the backing services and to each other, the ingress controller to
+// the gateway, monitoring to the metrics ports, and AllowedNamespaces.
+//
+// The namespace lists have no omitempty: an explicit empty list means "none" and must
+// survive a round trip through the Go type, where omitempty would drop it and the API
+// server would default it again.
+type NetworkPolicySpec struct {
+	// Isolate renders the NetworkPolicies; false is the explicit opt-out.
+	// +kubebuilder:default=true
+	// +optional
+	Isolate *bool `json:"isolate,omitempty"`
+
+	// AllowedNamespaces may reach every pod of the platform, on every port.
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +listType=set
 	// +optional
 	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+
+	// IngressNamespaces are where the ingress controller runs: they may reach the
+	// gateway's HTTP port, and nothing else. [] admits none.
+	// +kubebuilder:default={"ingress-nginx"}
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +listType=set
+	// +optional
+	IngressNamespaces []string `json:"ingressNamespaces"`
+
+	// MonitoringNamespaces are where Prometheus runs: they may reach the metrics
+	// port of the platform's services, and nothing else. [] admits none.
+	// +kubebuilder:default={"monitoring"}
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +listType=set
+	// +optional
+	MonitoringNamespaces []string `json:"monitoringNamespaces"`
+
+	// Egress denies the platform's pods every outgoing connection but DNS (kube-dns
+	// in kube-system) and the platform's own pods.
+	// +optional
+	Egress bool `json:"egress,omitempty"`
 }
 
 // Resources are compute requests and limits, as in a container. The request of cpu,

@@ -67,6 +67,11 @@ const (
 	networkPolicyNSLabelKey = "kubernetes.io/metadata.name"
 )
 
+// PodSecurityVersion is the version of the Pod Security Standards the namespace's
+// labels pin: the Kubernetes minor of the API libraries this tool is built and tested
+// with (k8s.io/api in go.mod; a test keeps the two together).
+const PodSecurityVersion = "v1.37"
+
 // defaultResources are the requests and limits of a component whose spec sets none:
 // small enough for a laptop cluster, with limits that leave room for bursts.
 func defaultResources(component string) corev1.ResourceRequirements {

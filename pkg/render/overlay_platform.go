@@ -12,35 +12,29 @@ import (
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 )
 
-// tenancyOverlay renders the namespace the platform runs in and, with spec.tenancy, its
-// ResourceQuota and NetworkPolicies. These objects belong to the platform as a whole, so
-// their app.kubernetes.io/name is PartOf and they are named after the platform.
+// tenancyOverlay renders the namespace the platform runs in, its NetworkPolicies and,
+// with spec.tenancy.resourceQuota, its ResourceQuota. These objects belong to the
+// platform as a whole, so their app.kubernetes.io/name is PartOf and they are named
+// after the platform.
 func (b *builder) tenancyOverlay() (*overlay, error) {
 	o := newOverlay(string(v1alpha1.PlaneTenancy), v1alpha1.PlaneTenancy)
 	// Labels on metadata only: the NetworkPolicies' selectors are written here and must
 	// not gain the name label.
 	o.k.Labels = []types.Label{{Pairs: b.platformLabels(v1alpha1.PlaneTenancy)}}
 
-	// Every pod of the platform passes the "restricted" Pod Security Standard, so the
-	// namespace enforces it: a user patch that weakens a pod fails loudly at admission.
-	psa := map[string]string{}
-	for _, mode := range []string{"enforce", "audit", "warn"} {
-		psa[podSecurityLabelPrefix+mode] = podSecurityLevel
-		psa[podSecurityLabelPrefix+mode+"-version"] = "latest"
+	ns := map[string]any{"name": b.p.Namespace}
+	if psa := b.podSecurityLabels(); len(psa) > 0 {
+		ns["labels"] = psa
 	}
 	if err := o.addObject("namespace.yaml", map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Namespace",
-		"metadata":   map[string]any{"name": b.p.Namespace, "labels": psa},
+		"metadata":   ns,
 	}); err != nil {
 		return nil, err
 	}
 
-	t := b.spec.Tenancy
-	if t == nil {
-		return o, nil
-	}
-	if len(t.ResourceQuota) > 0 {
+	if t := b.spec.Tenancy; t != nil && len(t.ResourceQuota) > 0 {
 		if err := o.addObject("resourcequota.yaml", map[string]any{
 			"apiVersion": "v1",
 			"kind":       "ResourceQuota",
@@ -50,59 +44,43 @@ func (b *builder) tenancyOverlay() (*overlay, error) {
 			return nil, err
 		}
 	}
-	if np := t.NetworkPolicy; np != nil && np.Isolate {
-		for _, pol := range b.networkPolicies(np) {
-			if err := o.addObject("networkpolicy-"+pol.name+".yaml", pol.obj); err != nil {
-				return nil, err
-			}
+	for _, pol := range b.networkPolicies() {
+		if err := o.addObject("networkpolicy-"+pol.name+".yaml", pol.obj); err != nil {
+			return nil, err
 		}
 	}
 	return o, nil
 }
 
-type namedObject struct {
-	name string
-	obj  map[string]any
+// podSecurityLabels are the namespace's Pod Security labels for spec.tenancy.podSecurity.
+// Every pod of the platform passes the "restricted" standard, so by default the
+// namespace enforces it: a user patch that weakens a pod fails loudly at admission.
+// The version is pinned, not "latest": a cluster upgrade that tightens the standard
+// must not start refusing the platform's pods before this tool has been tested with it.
+func (b *builder) podSecurityLabels() map[string]string {
+	var modes []string
+	switch b.podSecurityMode() {
+	case v1alpha1.PodSecurityNone:
+		return nil
+	case v1alpha1.PodSecurityWarn:
+		modes = []string{"audit", "warn"}
+	default:
+		modes = []string{"enforce", "audit", "warn"}
+	}
+	psa := make(map[string]string, 2*len(modes))
+	for _, mode := range modes {
+		psa[podSecurityLabelPrefix+mode] = podSecurityLevel
+		psa[podSecurityLabelPrefix+mode+"-version"] = PodSecurityVersion
+	}
+	return psa
 }
 
-// networkPolicies deny all ingress to the namespace, then allow the platform's own pods
-// and the allowed namespaces. Policies are additive, so each allowance is its own object
-// and reads on its own in `kubectl get netpol`.
-func (b *builder) networkPolicies(np *v1alpha1.NetworkPolicySpec) []namedObject {
-	platformPods := map[string]any{"matchLabels": map[string]string{LabelInstance: b.p.Name, LabelPartOf: PartOf}}
-	policy := func(name string, spec map[string]any) namedObject {
-		return namedObject{name: name, obj: map[string]any{
-			"apiVersion": "networking.k8s.io/v1",
-			"kind":       "NetworkPolicy",
-			"metadata":   map[string]any{"name": b.p.Name + "-" + name},
-			"spec":       spec,
-		}}
+// podSecurityMode is spec.tenancy.podSecurity, enforce when unset (the schema's default).
+func (b *builder) podSecurityMode() v1alpha1.PodSecurityMode {
+	if t := b.spec.Tenancy; t != nil && t.PodSecurity != "" {
+		return t.PodSecurity
 	}
-	out := []namedObject{
-		policy("default-deny-ingress", map[string]any{
-			"podSelector": map[string]any{},
-			"policyTypes": []string{"Ingress"},
-		}),
-		policy("allow-platform", map[string]any{
-			"podSelector": platformPods,
-			"policyTypes": []string{"Ingress"},
-			"ingress":     []any{map[string]any{"from": []any{map[string]any{"podSelector": platformPods}}}},
-		}),
-	}
-	if len(np.AllowedNamespaces) > 0 {
-		out = append(out, policy("allow-namespaces", map[string]any{
-			"podSelector": platformPods,
-			"policyTypes": []string{"Ingress"},
-			"ingress": []any{map[string]any{"from": []any{map[string]any{
-				"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{
-					"key":      networkPolicyNSLabelKey,
-					"operator": "In",
-					"values":   np.AllowedNamespaces,
-				}}},
-			}}}},
-		}))
-	}
-	return out
+	return v1alpha1.PodSecurityEnforce
 }
 
 // observabilityOverlay renders the ServiceMonitor that has Prometheus scrape the

@@ -107,6 +107,12 @@ func TestLoadInvalid(t *testing.T) {
 		{file: "tenancy-quota-quantity.yaml", want: []at{{11, "spec.tenancy.resourceQuota.requests.memory", 0}}},
 		{file: "tenancy-mode.yaml", want: []at{{9, "spec.tenancy.mode", 0}}},
 		{file: "tenancy-namespace.yaml", want: []at{{13, "spec.tenancy.networkPolicy.allowedNamespaces[1]", 0}}},
+		{file: "tenancy-pod-security.yaml", want: []at{{9, "spec.tenancy.podSecurity", 0}}, contains: []string{`"enforce", "warn", "none"`}},
+		{file: "tenancy-network-namespaces.yaml", want: []at{
+			{10, "spec.tenancy.networkPolicy.isolate", 0},
+			{11, "spec.tenancy.networkPolicy.ingressNamespaces[1]", 0},
+			{12, "spec.tenancy.networkPolicy.monitoringNamespaces[1]", 0},
+		}},
 		{file: "wrong-type.yaml", want: []at{{9, "spec.gateway.replicas", 0}}, contains: []string{"must be of type integer"}},
 		{file: "tracing-sampling.yaml", want: []at{{11, "spec.observability.tracing.samplingRatio", 0}}},
 		{file: "remediation-factor.yaml", want: []at{{11, "spec.remediation.memory.factor", 0}}, contains: []string{"factor must be a decimal above 1 and at most 4"}},
@@ -232,9 +238,20 @@ func TestLoadExamples(t *testing.T) {
 			equal(t, "postgres enabled (default)", *s.Infrastructure.Postgres.Enabled, true)
 			equal(t, "logging level (default)", s.Observability.Logging.Level, "INFO")
 			equal(t, "metrics interval (default)", s.Observability.Metrics.Interval, "30s")
-			if s.Tenancy != nil || s.Gateway.Ingress != nil {
-				t.Errorf("optional sections without a default were filled: tenancy %v, ingress %v", s.Tenancy, s.Gateway.Ingress)
+			if s.Gateway.Ingress != nil {
+				t.Errorf("an optional section without a default was filled: ingress %v", s.Gateway.Ingress)
 			}
+			// Tenancy is defaulted: a file without it is isolated and enforces
+			// PodSecurity all the same.
+			if s.Tenancy == nil || s.Tenancy.NetworkPolicy == nil || s.Tenancy.NetworkPolicy.Isolate == nil {
+				t.Fatalf("tenancy not defaulted: %+v", s.Tenancy)
+			}
+			np := s.Tenancy.NetworkPolicy
+			equal(t, "isolate (default)", *np.Isolate, true)
+			equal(t, "ingress namespaces (default)", strings.Join(np.IngressNamespaces, ","), "ingress-nginx")
+			equal(t, "monitoring namespaces (default)", strings.Join(np.MonitoringNamespaces, ","), "monitoring")
+			equal(t, "egress (default)", np.Egress, false)
+			equal(t, "podSecurity (default)", s.Tenancy.PodSecurity, v1alpha1.PodSecurityEnforce)
 		}},
 		{path: filepath.Join(examplesDir, "tenant.yaml"), check: func(t *testing.T, ps []*v1alpha1.OntoPlatform) {
 			ten := ps[0].Spec.Tenancy
@@ -242,6 +259,7 @@ func TestLoadExamples(t *testing.T) {
 			q := ten.ResourceQuota["requests.memory"]
 			equal(t, "quota", q.Cmp(resource.MustParse("20Gi")), 0)
 			equal(t, "allowed", strings.Join(ten.NetworkPolicy.AllowedNamespaces, ","), "onto-system")
+			equal(t, "isolate (set)", *ten.NetworkPolicy.Isolate, true)
 		}},
 		{path: filepath.Join("testdata", "valid", "optional-booleans.yaml"), check: func(t *testing.T, ps []*v1alpha1.OntoPlatform) {
 			equal(t, "gpu count", ps[0].Spec.IntelligencePlane.ReasoningService.GPU.Count, 2)
