@@ -7,12 +7,14 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	psaapi "k8s.io/pod-security-admission/api"
-	psapolicy "k8s.io/pod-security-admission/policy"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	psaapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -235,11 +237,15 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restricted := psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	// The version the namespace pins, not "latest": what the namespace will enforce.
+	pinned, err := psaapi.ParseVersion(PodSecurityVersion)
+	if err != nil {
+		t.Fatalf("PodSecurityVersion %q: %v", PodSecurityVersion, err)
+	}
+	restricted := psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: pinned}
+	for name, in := range everyInput(t) {
 		t.Run(name, func(t *testing.T) {
-			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
-			tpls := podTemplates(t, mustRender(t, p, rel))
+			tpls := podTemplates(t, mustRender(t, in.p, in.rel))
 			if len(tpls) == 0 {
 				t.Fatal("no workloads rendered")
 			}
@@ -471,5 +477,67 @@ func TestSingleWriterServices(t *testing.T) {
 				t.Errorf("PDB %s unhealthyPodEvictionPolicy = %q, want AlwaysAllow (a failing component must not block drains)", u.GetName(), policy)
 			}
 		}
+	}
+}
+
+// TestPodSecurityVersionIsTheAPIVersion: the pinned Pod Security version is the
+// Kubernetes minor of the k8s.io/api the module requires (a test binary carries no
+// dependency versions, so go.mod is read), so a bump of the libraries, and of the test
+// control plane built from them, moves the pin with it.
+func TestPodSecurityVersionIsTheAPIVersion(t *testing.T) {
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(gomod), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || fields[0] != "k8s.io/api" {
+			continue
+		}
+		// k8s.io/api v0.N.x is Kubernetes v1.N.x.
+		minor, _, _ := strings.Cut(strings.TrimPrefix(fields[1], "v0."), ".")
+		if want := "v1." + minor; PodSecurityVersion != want {
+			t.Errorf("PodSecurityVersion = %s, want %s (k8s.io/api %s)", PodSecurityVersion, want, fields[1])
+		}
+		return
+	}
+	t.Fatal("go.mod does not require k8s.io/api")
+}
+
+// TestPodSecurityModes: spec.tenancy.podSecurity decides the namespace's Pod Security
+// labels, all pinned to PodSecurityVersion.
+func TestPodSecurityModes(t *testing.T) {
+	tests := []struct {
+		mode v1alpha1.PodSecurityMode
+		want []string // modes labelled restricted
+	}{
+		{mode: "", want: []string{"audit", "enforce", "warn"}},
+		{mode: v1alpha1.PodSecurityEnforce, want: []string{"audit", "enforce", "warn"}},
+		{mode: v1alpha1.PodSecurityWarn, want: []string{"audit", "warn"}},
+		{mode: v1alpha1.PodSecurityNone},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			p, rel := production(t)
+			p.Spec.Tenancy = &v1alpha1.TenancySpec{PodSecurity: tc.mode}
+			ns := find(mustRender(t, p, rel), "Namespace", p.Namespace)
+			if ns == nil {
+				t.Fatal("no Namespace rendered")
+			}
+			got := map[string]string{}
+			for k, v := range ns.GetLabels() {
+				if strings.HasPrefix(k, podSecurityLabelPrefix) {
+					got[strings.TrimPrefix(k, podSecurityLabelPrefix)] = v
+				}
+			}
+			want := map[string]string{}
+			for _, m := range tc.want {
+				want[m] = "restricted"
+				want[m+"-version"] = PodSecurityVersion
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("pod security labels (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
