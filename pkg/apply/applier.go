@@ -267,6 +267,11 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	if err := Preflight(p, opts); err != nil {
 		return res, err
 	}
+	// Allowed, but beyond the platform (a shared namespace's Pod Security labels): said
+	// before the first write, where a user watching can still stop the run.
+	for _, w := range p.Warnings {
+		a.emit(Event{Type: EventWarning, Message: w})
+	}
 	replan, err := a.applyFoundation(ctx, d, p, opts, done, res)
 	if err != nil {
 		return res, err

@@ -51,6 +51,9 @@ type Plan struct {
 	InventoryID string      `json:"inventoryID"`
 	Planes      []PlanePlan `json:"planes"`
 	Summary     Summary     `json:"summary"`
+	// Warnings are changes that are allowed but reach beyond the platform, such as new
+	// Pod Security labels on a namespace that already exists.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PlanePlan is the changes of one plane.

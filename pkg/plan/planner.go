@@ -187,6 +187,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	pl.addDeletes(p, d, live)
 	takeBackReplicas(p, live)
 	p.summarize()
+	p.Warnings = namespaceWarnings(p)
 	return p, nil
 }
 

@@ -30,7 +30,8 @@ func (v PlanView) MarshalJSON() ([]byte, error) { return json.Marshal(v.Plan) }
 const maxValueWidth = 72
 
 // WriteText prints the plan grouped by plane, the way `terraform plan` reads: a sign and
-// action per object, the changed fields under updates, conflicts, then a summary.
+// action per object, the changed fields under updates, conflicts, then a summary and
+// the plan's warnings.
 func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	p := v.Plan
 	var b strings.Builder
@@ -78,6 +79,9 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	b.WriteString(".\n")
 	if s.Conflicts > 0 {
 		b.WriteString(conflictAdvice(p))
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(&b, "%s %s\n", t.Warn.Render("Warning:"), w)
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

@@ -30,6 +30,10 @@ func TestPlanView(t *testing.T) {
 					Fields: []plan.FieldChange{{Path: "spec.version", Old: "1.5.0", New: "1.6.0"},
 						{Path: "spec.gateway.autoscaling.enabled", Old: true}}},
 			}},
+			{Name: "tenancy", Changes: []plan.Change{
+				{Action: plan.ActionUpdate, Object: plan.ObjectRef{Version: "v1", Kind: "Namespace", Name: "onto-system"},
+					Fields: []plan.FieldChange{{Path: "metadata.labels[pod-security.kubernetes.io/enforce]", New: "restricted"}}},
+			}},
 			{Name: "infrastructure", Changes: []plan.Change{
 				{Action: plan.ActionUnchanged, Object: ref("Service", "postgres")},
 				{Action: plan.ActionUpdate, Object: ref("Secret", "minio"), Fields: []plan.FieldChange{{Path: "data.root-password", Old: plan.Masked, New: plan.Masked}}},
@@ -44,7 +48,9 @@ func TestPlanView(t *testing.T) {
 			}},
 			{Name: "data", Changes: []plan.Change{{Action: plan.ActionUnchanged, Object: ref("Service", "nessie")}}},
 		},
-		Summary: plan.Summary{Create: 1, Update: 3, Delete: 1, Unchanged: 3, Conflicts: 1},
+		Summary: plan.Summary{Create: 1, Update: 4, Delete: 1, Unchanged: 3, Conflicts: 1},
+		Warnings: []string{"namespace onto-system exists and its Pod Security labels change (enforce: (none) → restricted): " +
+			"new pods of every workload in it, not only this platform's, are admitted by the new labels; spec.tenancy.podSecurity sets them (enforce, warn or none)"},
 	}
 	none := &plan.Plan{Platform: changes.Platform, Version: "1.6.0",
 		Planes:  []plan.PlanePlan{{Name: "data", Changes: []plan.Change{{Action: plan.ActionUnchanged, Object: ref("Service", "nessie")}}}},
