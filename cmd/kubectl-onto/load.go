@@ -19,6 +19,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
 // loader reads platform files for this command: the validator and catalog of this
@@ -53,7 +54,16 @@ func (g *GlobalOptions) loadPlatforms(files FileFlags) ([]platform.Loaded, error
 	if err != nil {
 		return nil, err
 	}
-	return l.Load(files.Filename, patches)
+	loaded, err := l.Load(files.Filename, patches)
+	if err != nil {
+		return nil, err
+	}
+	for _, lp := range loaded {
+		for _, w := range spec.Warnings(lp.Platform) {
+			fmt.Fprintf(g.ErrOut, "Warning: OntoPlatform %s/%s: %s: %s\n", lp.Platform.Namespace, lp.Platform.Name, w.Field, w.Message)
+		}
+	}
+	return loaded, nil
 }
 
 // warnUnstoredPatches tells the user that --patch files change this run only: the

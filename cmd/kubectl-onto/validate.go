@@ -76,6 +76,7 @@ func (o *ValidateOptions) Run(_ context.Context) error {
 		res.Valid = true
 		for _, p := range platforms {
 			res.Platforms = append(res.Platforms, printers.PlatformRef{Namespace: p.Namespace, Name: p.Name, Version: p.Spec.Version})
+			res.Warnings = append(res.Warnings, spec.Warnings(p)...)
 		}
 	}
 	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), res); err != nil {

@@ -21,6 +21,8 @@ type ValidationResult struct {
 	Issues    []spec.Issue  `json:"issues,omitempty"`
 	// Incomplete is spec.Error's: some rules were not checked because of the issues.
 	Incomplete bool `json:"incomplete,omitempty"`
+	// Warnings of a valid file: what it says that is probably not meant.
+	Warnings []spec.Warning `json:"warnings,omitempty"`
 }
 
 // PlatformRef names one OntoPlatform found in a file.
@@ -30,13 +32,19 @@ type PlatformRef struct {
 	Version   string `json:"version"`
 }
 
-// WriteText prints one line per platform when valid, or one line per issue with the
-// file and line first, the way compilers do, so editors can jump to it.
+// WriteText prints one line per platform when valid, then its warnings, or one line
+// per issue with the file and line first, the way compilers do, so editors can jump to
+// it.
 func (r ValidationResult) WriteText(out io.Writer, t *Terminal) error {
 	if r.Valid {
 		for _, p := range r.Platforms {
 			if _, err := fmt.Fprintf(out, "%s %s: OntoPlatform %s/%s (version %s) is valid\n",
 				t.OK.Render("✓"), r.File, p.Namespace, p.Name, p.Version); err != nil {
+				return err
+			}
+		}
+		for _, w := range r.Warnings {
+			if _, err := fmt.Fprintf(out, "  %s %s: %s: %s\n", t.Warn.Render("! warning:"), r.File, t.Bold.Render(w.Field), w.Message); err != nil {
 				return err
 			}
 		}
