@@ -1372,7 +1372,7 @@ func checkAdmission(env *Env) []Finding {
 				env.Namespace, level, podSecurityEnforce)
 			if r := preRenderedEnforce(env); r != "" {
 				// Relabelling by hand would not last: apply writes the rendered labels.
-				fix += fmt.Sprintf(" with a spec.patches entry for the Namespace, which the platform renders with %s=%s", podSecurityEnforce, r)
+				fix += fmt.Sprintf(" with spec.tenancy.podSecurity: warn (the platform renders %s=%s)", podSecurityEnforce, r)
 			} else {
 				fix += fmt.Sprintf(": kubectl label namespace %s %s=%s --overwrite", env.Namespace, podSecurityEnforce, lower)
 			}
