@@ -43,6 +43,10 @@ type ApplyFlags struct {
 	Adopt bool
 	// LockWait is how long to wait for another run's lock.
 	LockWait time.Duration
+	// LockTTL is how long the lock outlives this process should it die.
+	LockTTL time.Duration
+	// RetryBudget is how long transient API errors of a write are retried.
+	RetryBudget time.Duration
 }
 
 // AddFlags registers the apply flags.
@@ -55,8 +59,21 @@ func (f *ApplyFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.BoolVar(&f.Wait, "wait", true, "Wait for each plane to become healthy before starting the next")
 	flags.Int32Var(&f.CrashLoopRestarts, "crashloop-restarts", 3, "Fail a plane as soon as a pod of the new revision has crash-looped this many times (0: wait out --plane-timeout)")
 	flags.DurationVar(&f.LockWait, "lock-wait", 0, "How long to wait for another run of this platform to release its lock (0: fail at once)")
+	flags.DurationVar(&f.LockTTL, "lock-ttl", apply.DefaultOptions().LockTTL, "How long the platform's lock outlives this run should it die (kill -9, lost machine); renewed every third of it")
+	flags.DurationVar(&f.RetryBudget, "retry-budget", apply.DefaultOptions().RetryBudget, "How long a write failing transiently (API server restarting or overloaded, etcd leader change) is retried before the run fails (0: no retry)")
 	flags.BoolVar(&f.Adopt, "adopt", false, "Make existing objects with rendered names that belong to no platform this platform's (they are then updated and pruned like its own)")
 	flags.BoolVar(&f.ForceVersion, "force-version", false, "Apply a version older than the installed one, or outside its release's upgrade path")
+}
+
+// Validate checks the flags that have a floor.
+func (f *ApplyFlags) Validate() error {
+	switch {
+	case f.LockTTL < 3*time.Second:
+		return fmt.Errorf("--lock-ttl %s: must be at least 3s (the lease is renewed every third of it)", f.LockTTL)
+	case f.RetryBudget < 0:
+		return fmt.Errorf("--retry-budget %s: must not be negative", f.RetryBudget)
+	}
+	return nil
 }
 
 // Options turns the flags into apply options.
@@ -64,6 +81,7 @@ func (f *ApplyFlags) Options(action string) apply.Options {
 	o := apply.DefaultOptions()
 	o.ForceConflicts, o.Prune, o.MaxDeletes, o.PlaneTimeout, o.Wait, o.Action = f.ForceConflicts, f.Prune, f.MaxDeletes, f.PlaneTimeout, f.Wait, action
 	o.CrashLoopRestarts, o.ForceVersion, o.Adopt, o.LockWait = f.CrashLoopRestarts, f.ForceVersion, f.Adopt, f.LockWait
+	o.LockTTL, o.RetryBudget = f.LockTTL, f.RetryBudget
 	o.Holder = apply.DefaultHolder()
 	return o
 }
@@ -132,6 +150,9 @@ func (o *ApplyOptions) Complete(_ []string) (err error) {
 // Validate checks flag combinations.
 func (o *ApplyOptions) Validate() error {
 	if err := o.FileFlags.Validate(); err != nil {
+		return err
+	}
+	if err := o.ApplyFlags.Validate(); err != nil {
 		return err
 	}
 	dryRun, err := o.Strategy()

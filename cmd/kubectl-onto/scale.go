@@ -28,7 +28,7 @@ import (
 // scaleApplyFlags are the ApplyFlags scale takes: the run's timeouts, the lock and
 // conflicts. The rest do not apply: scale prunes only a PodDisruptionBudget that
 // scaling down makes unneeded, never changes the version and adopts nothing.
-var scaleApplyFlags = []string{"timeout", "plane-timeout", "wait", "crashloop-restarts", "lock-wait", "force-conflicts"}
+var scaleApplyFlags = []string{"timeout", "plane-timeout", "wait", "crashloop-restarts", "lock-wait", "lock-ttl", "retry-budget", "force-conflicts"}
 
 // ScaleOptions are the options of `kubectl onto scale`.
 type ScaleOptions struct {
@@ -107,6 +107,9 @@ func (o *ScaleOptions) Complete(args []string) (err error) {
 // Validate checks the flag combinations and values; the component and what it
 // allows are checked against the platform's spec.
 func (o *ScaleOptions) Validate() error {
+	if err := o.ApplyFlags.Validate(); err != nil {
+		return err
+	}
 	switch {
 	case o.Replicas != nil && (o.Min != nil || o.Max != nil):
 		return errors.New("--replicas and --min/--max exclude each other: --replicas scales a component without autoscaling, --min/--max bound an autoscaled one")

@@ -150,6 +150,9 @@ func (o *UpgradeOptions) Validate() error {
 	if _, err := o.Strategy(); err != nil {
 		return err
 	}
+	if err := o.ApplyFlags.Validate(); err != nil {
+		return err
+	}
 	if !o.rollback {
 		switch {
 		case o.To == "" && o.Filename == "":

@@ -53,6 +53,10 @@ type Options struct {
 	LockTTL time.Duration
 	// LockWait is how long to wait for another run's lock; 0 fails at once.
 	LockWait time.Duration
+	// RetryBudget is how long a write that fails transiently (the API server
+	// restarting or overloaded, an etcd leader change) is retried before the run
+	// fails naming the object; 0 does not retry.
+	RetryBudget time.Duration
 	// Holder names this run in the lock lease.
 	Holder string
 	// Action is recorded in the revision history: apply, upgrade, rollback, scale.
@@ -139,7 +143,8 @@ func (e *PlaneNotReadyError) Error() string {
 
 // DefaultOptions are the options of `kubectl onto apply` without flags.
 func DefaultOptions() Options {
-	return Options{Prune: true, MaxDeletes: -1, PlaneTimeout: 5 * time.Minute, Wait: true, LockTTL: 60 * time.Second, Action: "apply", CrashLoopRestarts: 3}
+	return Options{Prune: true, MaxDeletes: -1, PlaneTimeout: 5 * time.Minute, Wait: true, LockTTL: 60 * time.Second, Action: "apply", CrashLoopRestarts: 3,
+		RetryBudget: 30 * time.Second}
 }
 
 // Applier applies plans to one cluster.
@@ -439,7 +444,7 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 	if !opts.Prune {
 		return nil
 	}
-	if err := a.prune(ctx, p, res); err != nil {
+	if err := a.prune(ctx, p, opts, res); err != nil {
 		return err
 	}
 	if len(pruneKinds) > 0 {

@@ -71,7 +71,7 @@ func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Chang
 			if c.Action == plan.ActionReplace {
 				write = a.replace
 			}
-			if err := write(gctx, c, opts); err != nil {
+			if err := retryTransient(gctx, opts.RetryBudget, func() error { return write(gctx, c, opts) }); err != nil {
 				return &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
 			}
 			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action})
@@ -237,7 +237,7 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 }
 
 // prune deletes, in reverse plane order, the inventory members the plan marks.
-func (a *Applier) prune(ctx context.Context, p *plan.Plan, res *Result) error {
+func (a *Applier) prune(ctx context.Context, p *plan.Plan, opts Options, res *Result) error {
 	for i := len(p.Planes) - 1; i >= 0; i-- {
 		pl := p.Planes[i]
 		for _, c := range pl.Changes {
@@ -258,7 +258,7 @@ func (a *Applier) prune(ctx context.Context, p *plan.Plan, res *Result) error {
 				uid := types.UID(c.UID)
 				del.Preconditions = &metav1.Preconditions{UID: &uid}
 			}
-			err = ri.Delete(ctx, c.Object.Name, del)
+			err = retryTransient(ctx, opts.RetryBudget, func() error { return ri.Delete(ctx, c.Object.Name, del) })
 			if apierrors.IsConflict(err) {
 				// Deleted and re-created since the plan: the object there now was never
 				// planned for deletion.
