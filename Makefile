@@ -9,7 +9,7 @@ BIN_DIR := $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.Version=$(VERSION)
 
-.PHONY: all build install dist generate verify-generate test unit-test bench demo fmt vet clean
+.PHONY: all build install dist generate verify-generate test unit-test faults bench demo fmt vet clean
 
 all: build
 
@@ -46,6 +46,10 @@ unit-test:
 ## runs unit and integration tests against it, stops it
 test:
 	hack/test.sh
+
+## faults: fault-injection tests (control-plane restarts, kill -9 mid-run), serially, on a cluster of their own
+faults:
+	hack/test.sh faults
 
 ## bench: benchmarks with figures (render, plan, apply) against the local control plane
 bench:

@@ -3,6 +3,8 @@
 # cluster, runs the whole Go suite against it (unit and integration tests), stops it.
 #
 #   hack/test.sh          go test ./...
+#   hack/test.sh faults   go test -tags faults -p 1 ./test/faults/...: tests that
+#                         restart control-plane components, on a cluster of their own
 #   hack/test.sh bench    go test -run '^$' -bench . -benchmem ./..., then
 #                         go run ./hack/bench: plan and apply vs kubectl side by side,
 #                         medians and ratios in one run (flags: ONTO_BENCH_FLAGS)
@@ -38,16 +40,22 @@ main() {
     ONTO_TESTCLUSTER_BIN=$(hack/testcluster/build.sh)
     export ONTO_TESTCLUSTER_BIN
     log "control plane binaries ready after $((SECONDS - t0))s ($ONTO_TESTCLUSTER_BIN)"
+    # A state dir and ports of their own, so the suite runs beside a `make demo` /
+    # `make cluster-up` cluster on the default ports; the fault tests, which restart
+    # the control plane, on yet another (their offset: +2000).
+    off=0
     export ONTO_TESTCLUSTER_DIR=$repo/.cluster/test
-    # Ports of their own, so the suite runs beside a `make demo` / `make cluster-up`
-    # cluster on the default ports.
-    export ONTO_TESTCLUSTER_ETCD_PORT=${ONTO_TESTCLUSTER_ETCD_PORT:-33790}
-    export ONTO_TESTCLUSTER_ETCD_PEER_PORT=${ONTO_TESTCLUSTER_ETCD_PEER_PORT:-33800}
-    export ONTO_TESTCLUSTER_APISERVER_PORT=${ONTO_TESTCLUSTER_APISERVER_PORT:-16443}
-    export ONTO_TESTCLUSTER_KCM_PORT=${ONTO_TESTCLUSTER_KCM_PORT:-20257}
-    export ONTO_TESTCLUSTER_SCHEDULER_PORT=${ONTO_TESTCLUSTER_SCHEDULER_PORT:-20259}
-    export ONTO_TESTCLUSTER_KWOK_PORT=${ONTO_TESTCLUSTER_KWOK_PORT:-20247}
-    export ONTO_TESTCLUSTER_METRICS_PORT=${ONTO_TESTCLUSTER_METRICS_PORT:-14443}
+    if [ "$mode" = faults ]; then
+      off=2000
+      export ONTO_TESTCLUSTER_DIR=$repo/.cluster/faults
+    fi
+    export ONTO_TESTCLUSTER_ETCD_PORT=${ONTO_TESTCLUSTER_ETCD_PORT:-$((33790 + off))}
+    export ONTO_TESTCLUSTER_ETCD_PEER_PORT=${ONTO_TESTCLUSTER_ETCD_PEER_PORT:-$((33800 + off))}
+    export ONTO_TESTCLUSTER_APISERVER_PORT=${ONTO_TESTCLUSTER_APISERVER_PORT:-$((16443 + off))}
+    export ONTO_TESTCLUSTER_KCM_PORT=${ONTO_TESTCLUSTER_KCM_PORT:-$((20257 + off))}
+    export ONTO_TESTCLUSTER_SCHEDULER_PORT=${ONTO_TESTCLUSTER_SCHEDULER_PORT:-$((20259 + off))}
+    export ONTO_TESTCLUSTER_KWOK_PORT=${ONTO_TESTCLUSTER_KWOK_PORT:-$((20247 + off))}
+    export ONTO_TESTCLUSTER_METRICS_PORT=${ONTO_TESTCLUSTER_METRICS_PORT:-$((14443 + off))}
     hack/testcluster/up.sh
     # Stop the cluster however this script ends (failure, Ctrl-C); the exit status stays
     # go test's. Set only once up.sh succeeded: when it refuses (another run's cluster
@@ -78,8 +86,14 @@ main() {
     bench_flags=(${ONTO_BENCH_FLAGS:-})
     go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" "${bench_flags[@]}" || rc=$?
     ;;
+  faults)
+    # Serial (-p 1, no t.Parallel in them): a restarted API server or etcd disturbs
+    # every test running beside it.
+    rc=0
+    go test -count=1 -timeout 30m -tags faults -p 1 "${extra[@]}" ./test/faults/... || rc=$?
+    ;;
   *)
-    log "unknown mode $mode (want: test or bench)"
+    log "unknown mode $mode (want: test, bench or faults)"
     exit 2
     ;;
   esac

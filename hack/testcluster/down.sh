@@ -16,18 +16,8 @@ if [ ! -f "$dir/pids/order" ]; then
   exit 0
 fi
 
-# A PID file can outlive its process, and the PID can be reused by an unrelated
-# program: only signal a PID whose executable has the name we started.
-ours() { # name pid
-  local exe
-  exe=$(readlink "/proc/$2/exe" 2>/dev/null) || return 1
-  [ "$(basename "${exe% (deleted)}")" = "$1" ]
-}
-
-# Alive and not a zombie: a zombie is dead but answers kill -0 until reaped.
-alive() {
-  kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]
-}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 names=()
 pids=()
@@ -72,5 +62,5 @@ stage etcd
 for i in "${!pids[@]}"; do
   while alive "${pids[i]}"; do sleep 0.1; done
 done
-rm -f "$dir"/pids/*.pid "$dir/pids/order"
+rm -f "$dir"/pids/*.pid "$dir"/pids/*.argv "$dir"/pids/*.ready "$dir/pids/order"
 log "stopped ${#pids[@]} processes"

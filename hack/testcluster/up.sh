@@ -105,6 +105,14 @@ start() { # name command...
   setsid "$@" >"$dir/logs/$name.log" 2>&1 </dev/null &
   echo $! >"$dir/pids/$name.pid"
   echo "$name" >>"$dir/pids/order"
+  # Its command line, NUL-separated, for restart.sh to start it again as it was.
+  printf '%s\0' "$@" >"$dir/pids/$name.argv"
+}
+# ready_check NAME COMMAND...: how restart.sh knows NAME is serving again.
+ready_check() {
+  local name=$1
+  shift
+  printf '%s\0' "$@" >"$dir/pids/$name.ready"
 }
 
 check_alive() {
@@ -138,6 +146,7 @@ start etcd "$bin/etcd" --name=onto-test --data-dir="$dir/etcd" \
   --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
   --initial-cluster="onto-test=http://127.0.0.1:$etcd_peer_port" \
   --unsafe-no-fsync --quota-backend-bytes=2147483648 --log-level=warn
+ready_check etcd curl -sf "http://127.0.0.1:$etcd_port/health"
 wait_until "etcd" curl -sf "http://127.0.0.1:$etcd_port/health"
 
 # --endpoint-reconciler-type=none: the default reconciler refuses a loopback advertise
@@ -154,6 +163,7 @@ start kube-apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etc
   --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
   --requestheader-extra-headers-prefix=X-Remote-Extra- \
   --proxy-client-cert-file="$pki/front-proxy-client.crt" --proxy-client-key-file="$pki/front-proxy-client.key"
+ready_check kube-apiserver curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$api_port/readyz"
 wait_until "kube-apiserver /readyz" curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
   "https://127.0.0.1:$api_port/readyz"
 log "kube-apiserver ready after $(elapsed)"
