@@ -197,7 +197,7 @@ func TestUninstallReverseOrderKeepsData(t *testing.T) {
 		t.Fatalf("uninstall: %v", err)
 	}
 	order := planeOrder(t, events)
-	want := []string{"gateway", "intelligence", "data", "control", "infrastructure", plan.PlatformPlane}
+	want := []string{"gateway", "intelligence", "data", "control", "infrastructure", "tenancy", plan.PlatformPlane}
 	if !slices.Equal(order, want) {
 		t.Errorf("deletion order %v, want %v", order, want)
 	}
@@ -269,7 +269,7 @@ func TestUninstallDeleteData(t *testing.T) {
 				t.Fatalf("uninstall --delete-data: %v", err)
 			}
 			order := planeOrder(t, events)
-			want := []string{"gateway", "intelligence", "data", "control", "infrastructure", apply.DataStep, plan.PlatformPlane}
+			want := []string{"gateway", "intelligence", "data", "control", "infrastructure", "tenancy", apply.DataStep, plan.PlatformPlane}
 			if tc.namespaceGone {
 				want = append(want, "namespace")
 			}
