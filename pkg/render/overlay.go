@@ -83,11 +83,66 @@ func (o *overlay) addConfig(name string, env map[string]string, files map[string
 // setLabels gives every object of the overlay the recommended labels. The stable pair
 // (name, instance) also goes into selectors; version and the others only into metadata
 // and pod templates, because selectors are immutable and must survive an upgrade.
-func (o *overlay) setLabels(selector, meta map[string]string) {
+// With templateVersion set, the version label stays on the objects' metadata only: the
+// caller patches templateVersion into the pod template itself (templateVersionLabelPath).
+func (o *overlay) setLabels(selector, meta map[string]string, templateVersion string) {
 	o.k.Labels = []types.Label{{Pairs: selector, IncludeSelectors: true}}
-	if len(meta) > 0 {
-		o.k.Labels = append(o.k.Labels, types.Label{Pairs: meta, IncludeTemplates: true})
+	if templateVersion == "" {
+		if len(meta) > 0 {
+			o.k.Labels = append(o.k.Labels, types.Label{Pairs: meta, IncludeTemplates: true})
+		}
+		return
 	}
+	templated, metadataOnly := map[string]string{}, map[string]string{}
+	for k, v := range meta {
+		if k == LabelVersion {
+			metadataOnly[k] = v
+		} else {
+			templated[k] = v
+		}
+	}
+	o.k.Labels = append(o.k.Labels, types.Label{Pairs: templated, IncludeTemplates: true})
+	if len(metadataOnly) > 0 {
+		o.k.Labels = append(o.k.Labels, types.Label{Pairs: metadataOnly})
+	}
+}
+
+// templateVersionLabelPath is the JSON pointer of the version label of a workload's
+// pod template.
+const templateVersionLabelPath = "/spec/template/metadata/labels/app.kubernetes.io~1version"
+
+// imageVersion is the version an image reference names, usable as a label value: its
+// tag, else the start of its digest (a reference pinned by digest alone), else
+// "latest", the tag a reference without one means.
+func imageVersion(ref string) string {
+	_, tag, digest := splitImage(ref)
+	switch {
+	case tag != "":
+		return labelValue(tag)
+	case digest != "":
+		// "sha256:<hex>": the algorithm's colon is not allowed in a label value, and
+		// 12 hex digits tell images apart as docker's short ids do.
+		_, hex, _ := strings.Cut(digest, ":")
+		return labelValue(hex[:min(len(hex), 12)])
+	default:
+		return "latest"
+	}
+}
+
+// labelValue makes s a valid label value: at most 63 characters of [A-Za-z0-9._-],
+// beginning and ending with a letter or digit. Image tags allow the same characters
+// and up to 128 of them, so only a long tag is cut.
+func labelValue(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '.' || r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '-'
+	}, s)
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return strings.Trim(s, "._-")
 }
 
 // setImage replaces the placeholder image of the base with ref.

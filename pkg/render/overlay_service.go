@@ -84,7 +84,8 @@ func (b *builder) labels(name string, plane v1alpha1.Plane) (selector, meta map[
 func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 	o := newOverlay(c.Name, c.Plane)
 	o.k.Resources = []string{"../../base/service"}
-	o.setLabels(b.labels(c.Name, c.Plane))
+	selector, meta := b.labels(c.Name, c.Plane)
+	o.setLabels(selector, meta, "")
 
 	image, err := b.rel.Image(c.Name, b.spec.Global.ImageRegistry, c.Service.Image)
 	if err != nil {

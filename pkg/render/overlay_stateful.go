@@ -77,16 +77,23 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override string, replicas int32, res *v1alpha1.Resources, extra []jsonOp) (*overlay, error) {
 	o := newOverlay(name, plane)
 	o.k.Resources = []string{"../../base/" + name}
-	o.setLabels(b.labels(name, plane))
 	image, err := b.rel.Image(name, b.spec.Global.ImageRegistry, override)
 	if err != nil {
 		return nil, err
 	}
+	// The pod template carries the version of the component's own image, not the
+	// platform's: a platform release that keeps this image leaves the template byte
+	// for byte as it was, so the StatefulSet does not restart its pods for nothing.
+	// The object's metadata keeps the platform version (status and doctor read it).
+	version := imageVersion(image)
+	selector, meta := b.labels(name, plane)
+	o.setLabels(selector, meta, version)
 	o.setImage(name, image)
 	o.k.Replicas = append(o.k.Replicas, replicaOf(name, replicas))
 
 	rr := b.withMemoryLimit(name, resourcesOf(name, res))
-	ops := append(b.podOps(&rr, false), extra...)
+	ops := append(b.podOps(&rr, false), opAdd(templateVersionLabelPath, version))
+	ops = append(ops, extra...)
 	if name == v1alpha1.ComponentKafka && b.spec.Global.ImagePullPolicy != "" {
 		ops = append(ops, opAdd("/spec/template/spec/initContainers/0/imagePullPolicy", b.spec.Global.ImagePullPolicy))
 	}

@@ -176,12 +176,18 @@ func TestEveryObjectHasTheRecommendedLabels(t *testing.T) {
 			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
 			for _, u := range mustRender(t, p, rel) {
 				id := u.GetKind() + "/" + u.GetName()
-				checkLabels(t, id, u.GetLabels(), p)
+				checkLabels(t, id, u.GetLabels(), p, p.Spec.Version)
 				if u.GetKind() != "Namespace" && u.GetNamespace() != p.Namespace {
 					t.Errorf("%s: namespace %q, want %q", id, u.GetNamespace(), p.Namespace)
 				}
 				if tpl, ok, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels"); ok {
-					checkLabels(t, id+" pod template", tpl, p)
+					// Infrastructure pod templates carry their image's version instead
+					// (TestVersionBumpKeepsInfrastructurePods).
+					want := p.Spec.Version
+					if u.GetKind() == "StatefulSet" {
+						want = imageTag(t, convert[appsv1.StatefulSet](t, u).Spec.Template.Spec.Containers[0].Image)
+					}
+					checkLabels(t, id+" pod template", tpl, p, want)
 				}
 				// The ServiceMonitor selects the Services of every component, not one.
 				if sel, ok, _ := unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels"); ok && u.GetKind() != "ServiceMonitor" {
@@ -195,12 +201,12 @@ func TestEveryObjectHasTheRecommendedLabels(t *testing.T) {
 	}
 }
 
-func checkLabels(t *testing.T, id string, labels map[string]string, p *v1alpha1.OntoPlatform) {
+func checkLabels(t *testing.T, id string, labels map[string]string, p *v1alpha1.OntoPlatform, version string) {
 	t.Helper()
 	want := map[string]string{
 		LabelInstance:  p.Name,
 		LabelPartOf:    PartOf,
-		LabelVersion:   p.Spec.Version,
+		LabelVersion:   version,
 		LabelManagedBy: ManagedBy,
 	}
 	for k, v := range want {
@@ -539,5 +545,72 @@ func TestPodSecurityModes(t *testing.T) {
 				t.Errorf("pod security labels (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// imageTag is the tag of an image reference, as a test reads it.
+func imageTag(t *testing.T, ref string) string {
+	t.Helper()
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || strings.Contains(ref[i:], "/") {
+		t.Fatalf("image %q has no tag", ref)
+	}
+	return ref[i+1:]
+}
+
+// TestVersionBumpKeepsInfrastructurePods: a platform version that keeps an
+// infrastructure component's image leaves its pod template byte for byte as it was, so
+// the upgrade restarts no database, broker or object store for nothing; one that changes
+// the image changes the template. Run over every example, from 1.5.0 to the shipped
+// 1.6.0 (every image moves) and to a 1.6.0 that only bumps the version.
+func TestVersionBumpKeepsInfrastructurePods(t *testing.T) {
+	catalog, err := release.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := catalog.Get("1.5.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := catalog.Get("1.6.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	versionOnly := from
+	versionOnly.Version, versionOnly.UpgradeFrom = "1.6.0", ">= 1.5.0, < 1.6.0"
+	for _, name := range []string{"platform", "minimal", "tenant"} {
+		for _, to := range []struct {
+			name string
+			rel  release.Release
+		}{{"shipped", shipped}, {"version-only", versionOnly}} {
+			t.Run(name+"/"+to.name, func(t *testing.T) {
+				p, _ := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
+				old, bumped := p.DeepCopy(), p.DeepCopy()
+				old.Spec.Version, bumped.Spec.Version = from.Version, to.rel.Version
+				before := podTemplates(t, mustRender(t, old, from))
+				after := podTemplates(t, mustRender(t, bumped, to.rel))
+				compared := 0
+				for id, tpl := range before {
+					if !strings.HasPrefix(id, "StatefulSet/") {
+						continue
+					}
+					compared++
+					sameImage := tpl.Spec.Containers[0].Image == after[id].Spec.Containers[0].Image
+					diff := cmp.Diff(tpl, after[id])
+					switch {
+					case sameImage && diff != "":
+						t.Errorf("%s: image unchanged, but the version bump changes the pod template (-1.5.0 +1.6.0):\n%s", id, diff)
+					case !sameImage && diff == "":
+						t.Errorf("%s: image changed, pod template did not", id)
+					}
+				}
+				if compared == 0 {
+					t.Fatal("no infrastructure workload compared")
+				}
+				if diff := cmp.Diff(before["Deployment/gateway"], after["Deployment/gateway"]); diff == "" {
+					t.Error("the gateway's pod template did not change with the platform version")
+				}
+			})
+		}
 	}
 }

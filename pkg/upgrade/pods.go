@@ -260,7 +260,9 @@ func (r *run) deleteBrokenPods(ctx context.Context, sts *unstructured.Unstructur
 }
 
 // runsTarget reports whether every workload of component c runs the target's
-// version label.
+// version label: the pod template's, which is the platform version for a platform
+// service and the image's own version for infrastructure (so a release that keeps an
+// infrastructure image finds it already moved).
 func (r *run) runsTarget(ctx context.Context, c string) bool {
 	for _, w := range workloadsOf(r.to, c) {
 		ri, err := r.u.Clients.Resource(w)
