@@ -103,14 +103,73 @@ func defaultResources(component string) corev1.ResourceRequirements {
 	}
 }
 
-// resourcesOf is the spec's resources when set, else the component's defaults. A spec
-// that sets resources replaces the defaults whole: mixing a user's requests with a
-// default limit could put a request above its limit.
-func resourcesOf(component string, r *v1alpha1.Resources) corev1.ResourceRequirements {
-	if r == nil || (len(r.Requests) == 0 && len(r.Limits) == 0) {
-		return defaultResources(component)
+// defaultEphemeralStorage is the ephemeral-storage request and limit of a component's
+// main container. The kubelet evicts a pod whose emptyDir volumes and container logs
+// together pass the sum of its containers' limits, so each limit covers the sizeLimits
+// of the emptyDirs its base mounts (kafka: logs 1Gi, tmp 256Mi, config 16Mi) with room
+// for logs; the requests are what the pods write in normal running.
+func defaultEphemeralStorage(component string) (request, limit resource.Quantity) {
+	switch component {
+	case v1alpha1.ComponentPostgres:
+		return resource.MustParse("256Mi"), resource.MustParse("1Gi")
+	case v1alpha1.ComponentRedis, v1alpha1.ComponentMinio:
+		return resource.MustParse("128Mi"), resource.MustParse("512Mi")
+	case v1alpha1.ComponentRedisSentinel:
+		return resource.MustParse("32Mi"), resource.MustParse("256Mi")
+	case v1alpha1.ComponentKafka:
+		return resource.MustParse("512Mi"), resource.MustParse("2Gi")
+	default:
+		// The platform services: /tmp (256Mi) and their logs.
+		return resource.MustParse("128Mi"), resource.MustParse("1Gi")
 	}
-	return corev1.ResourceRequirements{Requests: r.Requests.DeepCopy(), Limits: r.Limits.DeepCopy()}
+}
+
+// resourcesOf is the spec's resources when set, else the component's defaults. A spec
+// that sets cpu or memory replaces those defaults whole: mixing a user's requests with a
+// default limit could put a request above its limit. Ephemeral storage is the exception
+// (withEphemeralStorage): a user who sized cpu and memory rarely thinks of it, and a
+// container without it may fill the node's disk.
+func resourcesOf(component string, r *v1alpha1.Resources) corev1.ResourceRequirements {
+	var rr corev1.ResourceRequirements
+	if r == nil || (len(r.Requests) == 0 && len(r.Limits) == 0) {
+		rr = defaultResources(component)
+	} else {
+		rr = corev1.ResourceRequirements{Requests: r.Requests.DeepCopy(), Limits: r.Limits.DeepCopy()}
+	}
+	return withEphemeralStorage(rr, component)
+}
+
+// withEphemeralStorage completes rr's ephemeral-storage with the component's defaults:
+// a value the spec gives is kept, and a default never crosses it (a default limit below
+// the user's request rises to the request, a default request above the user's limit
+// falls to the limit).
+func withEphemeralStorage(rr corev1.ResourceRequirements, component string) corev1.ResourceRequirements {
+	const eph = corev1.ResourceEphemeralStorage
+	defReq, defLim := defaultEphemeralStorage(component)
+	if rr.Requests == nil {
+		rr.Requests = corev1.ResourceList{}
+	}
+	if rr.Limits == nil {
+		rr.Limits = corev1.ResourceList{}
+	}
+	req, hasReq := rr.Requests[eph]
+	lim, hasLim := rr.Limits[eph]
+	switch {
+	case hasReq && hasLim:
+	case hasReq:
+		if req.Cmp(defLim) > 0 {
+			defLim = req
+		}
+		rr.Limits[eph] = defLim
+	case hasLim:
+		if defReq.Cmp(lim) > 0 {
+			defReq = lim
+		}
+		rr.Requests[eph] = defReq
+	default:
+		rr.Requests[eph], rr.Limits[eph] = defReq, defLim
+	}
+	return rr
 }
 
 func orDefault(s, def string) string {

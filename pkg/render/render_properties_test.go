@@ -614,3 +614,54 @@ func TestVersionBumpKeepsInfrastructurePods(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryContainerHasEphemeralStorage: every container and init container of every
+// example requests and limits ephemeral storage, the request within the limit.
+func TestEveryContainerHasEphemeralStorage(t *testing.T) {
+	for _, name := range []string{"platform", "minimal", "tenant"} {
+		t.Run(name, func(t *testing.T) {
+			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
+			for id, tpl := range podTemplates(t, mustRender(t, p, rel)) {
+				for _, c := range append(slices.Clone(tpl.Spec.InitContainers), tpl.Spec.Containers...) {
+					req, hasReq := c.Resources.Requests[corev1.ResourceEphemeralStorage]
+					lim, hasLim := c.Resources.Limits[corev1.ResourceEphemeralStorage]
+					switch {
+					case !hasReq || !hasLim:
+						t.Errorf("%s container %s: ephemeral-storage request %v, limit %v; want both", id, c.Name, hasReq, hasLim)
+					case req.Cmp(lim) > 0:
+						t.Errorf("%s container %s: ephemeral-storage request %s above its limit %s", id, c.Name, req.String(), lim.String())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestEphemeralStorageFromTheSpec: the spec's ephemeral storage is kept, and a default
+// completing it never crosses it.
+func TestEphemeralStorageFromTheSpec(t *testing.T) {
+	q := resource.MustParse
+	tests := []struct {
+		name             string
+		requests, limits corev1.ResourceList
+		wantReq, wantLim string
+	}{
+		{name: "cpu and memory only: defaults", requests: corev1.ResourceList{corev1.ResourceCPU: q("1")}, wantReq: "128Mi", wantLim: "1Gi"},
+		{name: "both given", requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: q("2Gi")}, limits: corev1.ResourceList{corev1.ResourceEphemeralStorage: q("4Gi")}, wantReq: "2Gi", wantLim: "4Gi"},
+		{name: "request above the default limit", requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: q("3Gi")}, wantReq: "3Gi", wantLim: "3Gi"},
+		{name: "request below the default limit", requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: q("64Mi")}, wantReq: "64Mi", wantLim: "1Gi"},
+		{name: "limit below the default request", limits: corev1.ResourceList{corev1.ResourceEphemeralStorage: q("100Mi")}, wantReq: "100Mi", wantLim: "100Mi"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, rel := production(t)
+			p.Spec.Gateway.Resources = &v1alpha1.Resources{Requests: tc.requests, Limits: tc.limits}
+			tpl := podTemplates(t, mustRender(t, p, rel))["Deployment/"+v1alpha1.ComponentGateway]
+			res := tpl.Spec.Containers[0].Resources
+			req, lim := res.Requests[corev1.ResourceEphemeralStorage], res.Limits[corev1.ResourceEphemeralStorage]
+			if req.String() != tc.wantReq || lim.String() != tc.wantLim {
+				t.Errorf("ephemeral-storage request %s, limit %s; want %s, %s", req.String(), lim.String(), tc.wantReq, tc.wantLim)
+			}
+		})
+	}
+}
