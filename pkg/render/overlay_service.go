@@ -318,13 +318,11 @@ func (b *builder) hpa(c v1alpha1.Component) map[string]any {
 	}
 }
 
-// needsPDB reports whether a component runs more than one pod for good: the fixed
-// count, or the autoscaler's floor.
+// needsPDB reports whether a component may run more than one pod: a fixed count above
+// one, or any autoscaler, whose floor may be 1 while it runs ten. With maxUnavailable 1
+// the budget never blocks a drain of a single pod, so an HPA at 1 loses nothing by it.
 func needsPDB(c v1alpha1.Component) bool {
-	if c.Autoscaled() {
-		return c.Service.Autoscaling.MinReplicas > 1
-	}
-	return c.DesiredReplicas() > 1
+	return c.Autoscaled() || c.DesiredReplicas() > 1
 }
 
 // pdb lets a drain take one pod of the component at a time. maxUnavailable rather than

@@ -665,3 +665,61 @@ func TestEphemeralStorageFromTheSpec(t *testing.T) {
 		})
 	}
 }
+
+// TestPDBForEveryWorkloadOfSeveralPods: every workload that runs more than one pod or is
+// autoscaled has a PodDisruptionBudget of its name that selects its pods and lets one go
+// at a time; a single fixed pod has none (a budget would only stall a drain).
+func TestPDBForEveryWorkloadOfSeveralPods(t *testing.T) {
+	type variant struct {
+		name   string
+		mutate func(p *v1alpha1.OntoPlatform)
+	}
+	variants := []variant{
+		{name: "as is"},
+		{name: "autoscaled from 1", mutate: func(p *v1alpha1.OntoPlatform) {
+			p.Spec.Gateway.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: 1, MaxReplicas: 5, TargetCPUUtilization: 70}
+		}},
+	}
+	for _, name := range []string{"platform", "minimal", "tenant"} {
+		for _, v := range variants {
+			t.Run(name+"/"+v.name, func(t *testing.T) {
+				p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
+				if v.mutate != nil {
+					v.mutate(p)
+				}
+				objs := mustRender(t, p, rel)
+				checked := 0
+				for _, u := range objs {
+					if u.GetKind() != "Deployment" && u.GetKind() != "StatefulSet" {
+						continue
+					}
+					checked++
+					id := u.GetKind() + "/" + u.GetName()
+					replicas, hasReplicas, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+					hpa := find(objs, "HorizontalPodAutoscaler", u.GetName())
+					want := hpa != nil || !hasReplicas || replicas > 1
+					pdb := find(objs, "PodDisruptionBudget", u.GetName())
+					if (pdb != nil) != want {
+						t.Errorf("%s (replicas %d, HPA %v): PodDisruptionBudget %v, want %v", id, replicas, hpa != nil, pdb != nil, want)
+					}
+					if pdb == nil {
+						continue
+					}
+					sel, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
+					labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+					for k, v := range sel {
+						if labels[k] != v {
+							t.Errorf("%s: PDB selects %s=%s, the pods have %q", id, k, v, labels[k])
+						}
+					}
+					if mu, _, _ := unstructured.NestedInt64(pdb.Object, "spec", "maxUnavailable"); mu != 1 {
+						t.Errorf("%s: PDB maxUnavailable %d, want 1", id, mu)
+					}
+				}
+				if checked == 0 {
+					t.Fatal("no workload rendered")
+				}
+			})
+		}
+	}
+}
