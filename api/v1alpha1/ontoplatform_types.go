@@ -153,6 +153,16 @@ type GlobalSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// MinReadySeconds is how long a new pod of every Deployment and StatefulSet must stay
+	// Ready before it counts as available, so a rollout whose new pods crash seconds after
+	// turning Ready stops instead of passing as a success. 0 counts a pod available as
+	// soon as it is Ready (dev clusters and CI).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=10
+	// +optional
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 }
 
 // TenancySpec isolates one tenant's platform in its own namespace.

@@ -24,12 +24,20 @@ import (
 )
 
 // platformFile writes examples/minimal.yaml into a temp file, moved to namespace ns,
-// with extra spec lines appended (indented under spec).
+// with extra spec lines appended (indented under spec). It sets
+// spec.global.minReadySeconds to 0, as ontotest.Example does: the test cluster's pods
+// are Ready at once, and the default 10 s would only slow every rollout a test waits for.
 func platformFile(t *testing.T, ns, extraSpec string) string {
 	t.Helper()
 	data, err := os.ReadFile(example("minimal.yaml"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	const global, noMinReady = "  global:\n", "    minReadySeconds: 0\n"
+	if strings.Contains(extraSpec, global) {
+		extraSpec = strings.Replace(extraSpec, global, global+noMinReady, 1)
+	} else {
+		extraSpec = global + noMinReady + extraSpec
 	}
 	s := strings.Replace(string(data), "namespace: onto-dev", "namespace: "+ns, 1)
 	path := filepath.Join(t.TempDir(), "platform.yaml")

@@ -51,7 +51,10 @@ func ExamplePath(t testing.TB, name string) string {
 }
 
 // Example loads examples/<name> as the CLI does (validated, defaulted) and moves the
-// platform into namespace ns.
+// platform into namespace ns. It sets spec.global.minReadySeconds to 0: the test
+// cluster's pods (kwok) are Ready at once and never crash unasked, so the default 10 s
+// would only add 10 s to every rollout a test waits for, per plane. A test about
+// minReadySeconds sets its own value on the platform returned.
 func Example(t testing.TB, name, ns string) *v1alpha1.OntoPlatform {
 	t.Helper()
 	v, err := spec.NewValidator(catalog(t))
@@ -64,6 +67,8 @@ func Example(t testing.TB, name, ns string) *v1alpha1.OntoPlatform {
 	}
 	p := ps[0]
 	p.Namespace = ns
+	noMinReady := int32(0)
+	p.Spec.Global.MinReadySeconds = &noMinReady
 	return p
 }
 

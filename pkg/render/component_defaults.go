@@ -51,6 +51,7 @@ const (
 // without defaulting still renders sensibly.
 const (
 	defaultStorage          = "10Gi"
+	defaultMinReadySeconds  = 10
 	defaultScaleUpWindow    = 60
 	defaultScaleDownWindow  = 300
 	defaultGPUResource      = "nvidia.com/gpu"
@@ -170,6 +171,14 @@ func withEphemeralStorage(rr corev1.ResourceRequirements, component string) core
 		rr.Requests[eph], rr.Limits[eph] = defReq, defLim
 	}
 	return rr
+}
+
+// minReadySeconds is spec.global.minReadySeconds, or its schema default.
+func (b *builder) minReadySeconds() int32 {
+	if m := b.spec.Global.MinReadySeconds; m != nil {
+		return *m
+	}
+	return defaultMinReadySeconds
 }
 
 func orDefault(s, def string) string {

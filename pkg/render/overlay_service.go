@@ -150,8 +150,8 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 	return o, nil
 }
 
-// podOps sets what every pod of the platform takes from the spec: resources of the main
-// container, pull policy of every container, pull secrets, node selector and
+// podOps sets what every workload of the platform takes from the spec: its
+// minReadySeconds, resources of the main container, pull policy of every container, pull secrets, node selector and
 // tolerations, plus GPU scheduling for a GPU service.
 func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []jsonOp {
 	g := b.spec.Global
@@ -180,7 +180,12 @@ func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []js
 			Key: gpuResource, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
 		})
 	}
-	ops := []jsonOp{opAdd("/spec/template/spec/containers/0/resources", res)}
+	ops := []jsonOp{
+		// A pod counts as available only after staying Ready this long: a rollout
+		// whose new pods crash just after turning Ready stops instead of succeeding.
+		opAdd("/spec/minReadySeconds", b.minReadySeconds()),
+		opAdd("/spec/template/spec/containers/0/resources", res),
+	}
 	if g.ImagePullPolicy != "" {
 		ops = append(ops, opAdd("/spec/template/spec/containers/0/imagePullPolicy", g.ImagePullPolicy))
 	}

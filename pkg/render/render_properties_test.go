@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -721,5 +722,44 @@ func TestPDBForEveryWorkloadOfSeveralPods(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMinReadySecondsOnEveryWorkload: every Deployment and StatefulSet waits
+// spec.global.minReadySeconds with a new pod Ready before counting it available: the
+// default 10 s when the spec says nothing, and 0 when it asks for 0.
+func TestMinReadySecondsOnEveryWorkload(t *testing.T) {
+	tests := []struct {
+		example string
+		set     *int32
+		want    int64
+	}{
+		{example: "platform", want: 10},
+		{example: "minimal", want: 10},
+		{example: "tenant", want: 10},
+		{example: "platform", set: ptr.To[int32](0), want: 0},
+		{example: "platform", set: ptr.To[int32](30), want: 30},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s/%d", tc.example, tc.want), func(t *testing.T) {
+			p, rel := load(t, filepath.Join("testdata", "TestRender", tc.example+".yaml"))
+			if tc.set != nil {
+				p.Spec.Global.MinReadySeconds = tc.set
+			}
+			checked := 0
+			for _, u := range mustRender(t, p, rel) {
+				if u.GetKind() != "Deployment" && u.GetKind() != "StatefulSet" {
+					continue
+				}
+				checked++
+				got, ok, _ := unstructured.NestedInt64(u.Object, "spec", "minReadySeconds")
+				if !ok || got != tc.want {
+					t.Errorf("%s/%s: minReadySeconds %d (set %v), want %d", u.GetKind(), u.GetName(), got, ok, tc.want)
+				}
+			}
+			if checked == 0 {
+				t.Fatal("no workload rendered")
+			}
+		})
 	}
 }
