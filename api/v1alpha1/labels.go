@@ -35,4 +35,18 @@ const (
 	// AnnotationGenerateKeys lists, comma-separated, the keys of a rendered Secret whose
 	// random values apply generates once in the cluster; the rendered Secret has none.
 	AnnotationGenerateKeys = "onto.paas/generate-keys"
+
+	// AnnotationReplicas says who owns a rendered workload's spec.replicas after its
+	// creation. ReplicasCreateOnly: the rendered count is the starting size of a new
+	// workload only; once it exists its HorizontalPodAutoscaler owns the count, and
+	// the planner applies the workload without it.
+	AnnotationReplicas = "onto.paas/replicas"
+	// ReplicasCreateOnly is AnnotationReplicas's value on an autoscaled workload.
+	ReplicasCreateOnly = "create-only"
 )
+
+// CreateOnlyReplicas reports whether a rendered workload's spec.replicas applies on
+// creation only (annotations of the object, AnnotationReplicas).
+func CreateOnlyReplicas(annotations map[string]string) bool {
+	return annotations[AnnotationReplicas] == ReplicasCreateOnly
+}

@@ -349,8 +349,9 @@ type ServiceSpec struct {
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// Replicas of the Deployment. Defaults to 1, or to autoscaling.minReplicas when
-	// autoscaling is enabled (the HorizontalPodAutoscaler then owns the count).
+	// Replicas of the Deployment. Defaults to 1. With autoscaling enabled, the count the
+	// Deployment is created with, raised to autoscaling.minReplicas; the
+	// HorizontalPodAutoscaler owns the count afterwards.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +optional

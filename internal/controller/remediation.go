@@ -288,9 +288,13 @@ func renderedWorkload(d *plan.Desired, component string) *unstructured.Unstructu
 }
 
 // mainContainer is the name and memory limit of the workload's first container, and
-// its replicas (0 when it sets none: an autoscaled Deployment).
+// its replicas (0 when an autoscaler owns them: the count an autoscaled Deployment
+// renders is its size at creation only, not what runs now).
 func mainContainer(obj *unstructured.Unstructured) (string, *resource.Quantity, int32) {
 	replicas, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	if v1alpha1.CreateOnlyReplicas(obj.GetAnnotations()) {
+		replicas = 0
+	}
 	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 	if len(containers) == 0 {
 		return "", nil, int32(replicas)

@@ -506,8 +506,9 @@ func preWorkloads(env *Env) (ws []preWorkload, bad []string) {
 				bad = append(bad, fmt.Sprintf("%s: %v", w.Object, err))
 				continue
 			}
-			// An autoscaled workload renders no replicas: the HPA keeps at least its
-			// minReplicas, and may add more under load (the scaling checks' business).
+			// An autoscaled workload renders the count it is created with (at least the
+			// HPA's minReplicas; the HPA may add more under load, the scaling checks'
+			// business); one that renders none starts at the HPA's floor, or 1.
 			n, ok := preInt(o.Object, "spec", "replicas")
 			if !ok {
 				n = 1

@@ -50,12 +50,16 @@ func ExpectComponent(c v1alpha1.Component, version string) Expectation {
 }
 
 // ExpectWorkload is what a rendered workload asks of its live counterpart: the
-// rendered replicas (none when a HorizontalPodAutoscaler owns them) and version label.
+// rendered replicas (none when a HorizontalPodAutoscaler owns them: the count an
+// autoscaled workload renders is its size at creation only) and version label.
 // The renderer writes both from the spec, so this is ExpectComponent read back from
 // the render, except for an autoscaled workload's floor, which lives on its
 // HorizontalPodAutoscaler (see ObserveComponents).
 func ExpectWorkload(desired *unstructured.Unstructured) Expectation {
 	e := Expectation{Version: desired.GetLabels()[versionLabel], Plane: desired.GetLabels()[planeLabel]}
+	if v1alpha1.CreateOnlyReplicas(desired.GetAnnotations()) {
+		return e
+	}
 	if n, found, _ := unstructured.NestedInt64(desired.Object, "spec", "replicas"); found {
 		r := int32(n)
 		e.Replicas = &r

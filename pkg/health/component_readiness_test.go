@@ -140,6 +140,13 @@ func TestComponentStatuses(t *testing.T) {
 		},
 	}}
 	configMap := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "api-config"}}}
+	// search renders the 3 replicas it starts with, for its creation only: the HPA
+	// (floor 2) has scaled it down since, and it is ready at 2.
+	search := rendered("Deployment", "search", ptr.To[int64](3), "1.6.0")
+	search.SetAnnotations(map[string]string{v1alpha1.AnnotationReplicas: v1alpha1.ReplicasCreateOnly})
+	searchHPA := hpa.DeepCopy()
+	searchHPA.SetName("search")
+	_ = unstructured.SetNestedField(searchHPA.Object, "search", "spec", "scaleTargetRef", "name")
 	desired := []*unstructured.Unstructured{
 		configMap,
 		rendered("StatefulSet", "postgres", ptr.To[int64](1), "1.6.0"),
@@ -147,11 +154,14 @@ func TestComponentStatuses(t *testing.T) {
 		hpa,
 		rendered("Deployment", "gateway", ptr.To[int64](2), "1.6.0"),
 		rendered("Deployment", "ui", ptr.To[int64](1), "1.6.0"),
+		search,
+		searchHPA,
 	}
 	live := map[string]*unstructured.Unstructured{
 		"postgres": workload("StatefulSet", "postgres", 1, 1, "1.6.0"),
 		"api":      workload("Deployment", "api", 1, 1, "1.6.0"), // scaled below the HPA's floor
 		"gateway":  workload("Deployment", "gateway", 2, 1, "1.6.0"),
+		"search":   workload("Deployment", "search", 2, 2, "1.6.0"),
 	}
 	got := health.ComponentStatuses(desired, func(d *unstructured.Unstructured) *unstructured.Unstructured { return live[d.GetName()] })
 	want := []v1alpha1.ComponentStatus{
@@ -159,6 +169,7 @@ func TestComponentStatuses(t *testing.T) {
 		{Name: "api", Plane: "control", Kind: "Deployment", DesiredReplicas: 2, ReadyReplicas: 1, Version: "1.6.0", Message: "scaled to 1 replicas, the spec asks for 2"},
 		{Name: "gateway", Plane: "control", Kind: "Deployment", DesiredReplicas: 2, ReadyReplicas: 1, Version: "1.6.0", Message: got[2].Message},
 		{Name: "ui", Plane: "control", Kind: "Deployment", DesiredReplicas: 1, Message: health.MessageNotInstalled},
+		{Name: "search", Plane: "control", Kind: "Deployment", DesiredReplicas: 2, ReadyReplicas: 2, Version: "1.6.0", Ready: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ComponentStatuses (-want +got):\n%s", diff)
@@ -166,7 +177,7 @@ func TestComponentStatuses(t *testing.T) {
 	if got[2].Message == "" {
 		t.Error("a Deployment with 1/2 ready replicas has no message")
 	}
-	if ready, total := health.CountReady(got); ready != 1 || total != 4 {
-		t.Errorf("CountReady = %d/%d, want 1/4", ready, total)
+	if ready, total := health.CountReady(got); ready != 2 || total != 5 {
+		t.Errorf("CountReady = %d/%d, want 2/5", ready, total)
 	}
 }

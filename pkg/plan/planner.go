@@ -295,8 +295,8 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 		}
 		return createChange(obj), nil
 	}
-	if kept := pl.keepReplicas(obj, live); kept != obj {
-		obj = kept
+	if applied := pl.replicasToApply(obj, live); applied != obj {
+		obj = applied
 		if data, err = obj.MarshalJSON(); err != nil {
 			return Change{}, err
 		}
@@ -354,6 +354,30 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 	ch.Action = ActionUpdate
 	ch.Desired = obj
 	return ch, nil
+}
+
+// replicasToApply is obj as it is applied over live, an existing workload, as far as
+// spec.replicas goes: without a count rendered for creation only, and with the live
+// count when this field manager must hand it over to an autoscaler (keepReplicas). It
+// returns obj itself when nothing changes.
+func (pl *Planner) replicasToApply(obj, live *unstructured.Unstructured) *unstructured.Unstructured {
+	return pl.keepReplicas(withoutCreateOnlyReplicas(obj), live)
+}
+
+// withoutCreateOnlyReplicas is obj, a workload that exists, without the spec.replicas
+// it renders for its creation only (v1alpha1.CreateOnlyReplicas): its autoscaler owns
+// the count now. keepReplicas then decides, as for a workload that renders none,
+// whether the live count is applied once more to hand the field over.
+func withoutCreateOnlyReplicas(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	if !v1alpha1.CreateOnlyReplicas(obj.GetAnnotations()) {
+		return obj
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas"); !found {
+		return obj
+	}
+	out := obj.DeepCopy()
+	unstructured.RemoveNestedField(out.Object, "spec", "replicas")
+	return out
 }
 
 // keepReplicas hands spec.replicas over to an autoscaler without a scale-down: when obj

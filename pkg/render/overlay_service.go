@@ -92,11 +92,7 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		return nil, err
 	}
 	o.setImage(serviceBase, image)
-	if !c.Autoscaled() {
-		// Left out when autoscaled: the HPA owns the count, and an applied replicas
-		// field would reset it on every apply.
-		o.k.Replicas = append(o.k.Replicas, replicaOf(c.Name, c.DesiredReplicas()))
-	}
+	o.k.Replicas = append(o.k.Replicas, replicaOf(c.Name, startReplicas(c)))
 	o.addConfig(c.Name+"-config", b.serviceConfig(c), nil)
 
 	// The base's objects are all named "service": rename them to the component;
@@ -111,6 +107,14 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		opReplace("/spec/template/spec/containers/0/name", c.Name),
 		opReplace("/spec/template/spec/containers/0/envFrom/0/configMapRef/name", c.Name+"-config"),
 	}, pod...)
+	if c.Autoscaled() {
+		// The HPA owns the count once the Deployment exists: an applied replicas field
+		// would reset it on every apply. The count is still rendered, so a new
+		// Deployment starts at its floor instead of at 1 until the HPA's first sync
+		// (and a plane's wait does not pass at 1/1); the planner drops it from the
+		// apply of a Deployment that exists.
+		depOps = append(depOps, opAdd("/metadata/annotations", map[string]string{v1alpha1.AnnotationReplicas: v1alpha1.ReplicasCreateOnly}))
+	}
 	if gpu := b.spec.IntelligencePlane.ReasoningService.GPU; c.Name == v1alpha1.ComponentReasoningService && gpu != nil && gpu.Enabled {
 		// GPUs are usually all taken: a surge pod would wait for one forever and the
 		// rollout with it. Replace one pod at a time instead.
@@ -321,6 +325,19 @@ func (b *builder) hpa(c v1alpha1.Component) map[string]any {
 			},
 		},
 	}
+}
+
+// startReplicas is the count a service's Deployment is created with: the spec's
+// replicas (1 when unset), raised to the autoscaler's floor when autoscaled.
+func startReplicas(c v1alpha1.Component) int32 {
+	n := int32(1)
+	if c.Service.Replicas != nil {
+		n = *c.Service.Replicas
+	}
+	if c.Autoscaled() {
+		return max(n, c.Service.Autoscaling.MinReplicas)
+	}
+	return c.DesiredReplicas()
 }
 
 // needsPDB reports whether a component may run more than one pod: a fixed count above

@@ -77,9 +77,19 @@ func podTemplates(t testing.TB, objs []*unstructured.Unstructured) map[string]co
 	return out
 }
 
+// TestAutoscaledDeploymentsLeaveReplicasToTheHPA: an autoscaled Deployment renders
+// the count it starts at, max(spec replicas or 1, minReplicas), marked create-only so
+// the planner leaves the count to the HPA once the Deployment exists; others render the
+// spec's count, unmarked.
 func TestAutoscaledDeploymentsLeaveReplicasToTheHPA(t *testing.T) {
 	p, rel := production(t)
+	// Below the floor when unset: the example's ontology-service sets 3 (above its
+	// floor 2); data-service sets 3 too, so one is unset here.
+	p.Spec.DataPlane.DataService.Replicas = nil
+	p.Spec.DataPlane.DataService.Autoscaling.MinReplicas = 4
 	objs := mustRender(t, p, rel)
+	want := map[string]int32{v1alpha1.ComponentOntologyService: 3, v1alpha1.ComponentDataService: 4}
+	autoscaled := 0
 	for _, c := range p.Spec.Components() {
 		if c.Service == nil {
 			continue
@@ -87,17 +97,26 @@ func TestAutoscaledDeploymentsLeaveReplicasToTheHPA(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			d := convert[appsv1.Deployment](t, find(objs, "Deployment", c.Name))
 			hpa := find(objs, "HorizontalPodAutoscaler", c.Name)
+			createOnly := v1alpha1.CreateOnlyReplicas(d.Annotations)
 			switch {
-			case c.Autoscaled() && d.Spec.Replicas != nil:
-				t.Errorf("autoscaled Deployment sets replicas=%d; the HPA must own them", *d.Spec.Replicas)
 			case c.Autoscaled() && hpa == nil:
 				t.Error("autoscaled component has no HPA")
+			case c.Autoscaled() && !createOnly:
+				t.Errorf("autoscaled Deployment lacks %s: %s; applies would reset the HPA's count", v1alpha1.AnnotationReplicas, v1alpha1.ReplicasCreateOnly)
+			case c.Autoscaled() && (d.Spec.Replicas == nil || *d.Spec.Replicas != want[c.Name]):
+				t.Errorf("autoscaled Deployment starts at %v replicas, want %d", d.Spec.Replicas, want[c.Name])
 			case !c.Autoscaled() && (d.Spec.Replicas == nil || *d.Spec.Replicas != c.DesiredReplicas()):
 				t.Errorf("replicas = %v, want %d", d.Spec.Replicas, c.DesiredReplicas())
-			case !c.Autoscaled() && hpa != nil:
-				t.Error("HPA rendered for a component without autoscaling")
+			case !c.Autoscaled() && (hpa != nil || createOnly):
+				t.Errorf("a component without autoscaling has an HPA (%v) or create-only replicas (%v)", hpa != nil, createOnly)
 			}
 		})
+		if c.Autoscaled() {
+			autoscaled++
+		}
+	}
+	if autoscaled != len(want) {
+		t.Fatalf("%d autoscaled components, want %d", autoscaled, len(want))
 	}
 }
 

@@ -162,6 +162,13 @@ func canaryOf(dep *unstructured.Unstructured) *unstructured.Unstructured {
 	labels := maps.Clone(c.GetLabels())
 	labels[TrackLabel] = TrackCanary
 	c.SetLabels(labels)
+	// One pod, always: no autoscaler scales a canary.
+	annotations := c.GetAnnotations()
+	delete(annotations, v1alpha1.AnnotationReplicas)
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	c.SetAnnotations(annotations)
 	_ = unstructured.SetNestedField(c.Object, int64(1), "spec", "replicas")
 	_ = unstructured.SetNestedField(c.Object, TrackCanary, "spec", "selector", "matchLabels", TrackLabel)
 	_ = unstructured.SetNestedField(c.Object, TrackCanary, "spec", "template", "metadata", "labels", TrackLabel)
@@ -185,8 +192,11 @@ func noSurge(dep *unstructured.Unstructured) bool {
 }
 
 // replicasOf is a workload's rendered replicas; ok is false when an autoscaler owns
-// them.
+// them (the count it renders is for its creation only, and not applied afterwards).
 func replicasOf(w *unstructured.Unstructured) (int64, bool) {
+	if v1alpha1.CreateOnlyReplicas(w.GetAnnotations()) {
+		return 0, false
+	}
 	n, found, _ := unstructured.NestedInt64(w.Object, "spec", "replicas")
 	return n, found
 }
