@@ -52,6 +52,7 @@ const (
 const (
 	defaultStorage          = "10Gi"
 	defaultMinReadySeconds  = 10
+	preStopSleepSeconds     = 5
 	defaultScaleUpWindow    = 60
 	defaultScaleDownWindow  = 300
 	defaultGPUResource      = "nvidia.com/gpu"

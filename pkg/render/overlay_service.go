@@ -139,7 +139,7 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 			return nil, err
 		}
 	}
-	if needsPDB(c) {
+	if runsSeveralPods(c) {
 		if err := o.addObject("pdb.yaml", b.pdb(c.Name)); err != nil {
 			return nil, err
 		}
@@ -189,6 +189,15 @@ func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []js
 		// whose new pods crash just after turning Ready stops instead of succeeding.
 		opAdd("/spec/minReadySeconds", b.minReadySeconds()),
 		opAdd("/spec/template/spec/containers/0/resources", res),
+		// Every main container is behind a Service. A terminating pod leaves the
+		// Service's endpoints while the kubelet stops it, and kube-proxies and ingress
+		// controllers learn it seconds later: the sleep keeps it serving until then,
+		// so a rollout or a drain fails no request. The sleep action needs no shell
+		// in the image; every base's terminationGracePeriodSeconds (30 s or more)
+		// leaves the process its own shutdown time after it.
+		opAdd("/spec/template/spec/containers/0/lifecycle", map[string]any{
+			"preStop": map[string]any{"sleep": map[string]any{"seconds": preStopSleepSeconds}},
+		}),
 	}
 	if g.ImagePullPolicy != "" {
 		ops = append(ops, opAdd("/spec/template/spec/containers/0/imagePullPolicy", g.ImagePullPolicy))
@@ -340,10 +349,11 @@ func startReplicas(c v1alpha1.Component) int32 {
 	return c.DesiredReplicas()
 }
 
-// needsPDB reports whether a component may run more than one pod: a fixed count above
-// one, or any autoscaler, whose floor may be 1 while it runs ten. With maxUnavailable 1
-// the budget never blocks a drain of a single pod, so an HPA at 1 loses nothing by it.
-func needsPDB(c v1alpha1.Component) bool {
+// runsSeveralPods reports whether a component may run more than one pod: a fixed count
+// above one, or any autoscaler, whose floor may be 1 while it runs ten. Such a
+// component gets a PodDisruptionBudget (with maxUnavailable 1 it never blocks a drain
+// of a single pod, so an HPA at 1 loses nothing by it).
+func runsSeveralPods(c v1alpha1.Component) bool {
 	return c.Autoscaled() || c.DesiredReplicas() > 1
 }
 

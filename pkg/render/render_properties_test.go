@@ -782,3 +782,56 @@ func TestMinReadySecondsOnEveryWorkload(t *testing.T) {
 		})
 	}
 }
+
+// TestPreStopSleepBehindServices: the main container of every pod a Service selects
+// sleeps in preStop (no shell needed), so it keeps serving while endpoints catch up
+// with its termination, and its grace period leaves the process time to stop after.
+func TestPreStopSleepBehindServices(t *testing.T) {
+	const minShutdown = 20 // seconds the process keeps after the sleep, at least
+	for _, name := range []string{"platform", "minimal", "tenant"} {
+		t.Run(name, func(t *testing.T) {
+			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
+			objs := mustRender(t, p, rel)
+			var selectors []map[string]string
+			for _, u := range objs {
+				if u.GetKind() == "Service" {
+					sel, _, _ := unstructured.NestedStringMap(u.Object, "spec", "selector")
+					selectors = append(selectors, sel)
+				}
+			}
+			behind := 0
+			for id, tpl := range podTemplates(t, objs) {
+				if !slices.ContainsFunc(selectors, func(sel map[string]string) bool { return len(sel) > 0 && selects(sel, tpl.Labels) }) {
+					continue
+				}
+				behind++
+				c := tpl.Spec.Containers[0]
+				if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil {
+					t.Errorf("%s: container %s is behind a Service and has no preStop sleep", id, c.Name)
+					continue
+				}
+				if c.Lifecycle.PreStop.Exec != nil || c.Lifecycle.PreStop.HTTPGet != nil {
+					t.Errorf("%s: preStop does more than sleep", id)
+				}
+				sleep := c.Lifecycle.PreStop.Sleep.Seconds
+				grace := ptr.Deref(tpl.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)
+				if sleep < 1 || grace < sleep+minShutdown {
+					t.Errorf("%s: preStop sleeps %d s of a %d s grace period; want at least 1 s, and %d s left after it", id, sleep, grace, minShutdown)
+				}
+			}
+			if behind == 0 {
+				t.Fatal("no pod behind a Service")
+			}
+		})
+	}
+}
+
+// selects reports whether selector matches labels.
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
