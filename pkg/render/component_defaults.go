@@ -64,6 +64,7 @@ const (
 	sentinelReplicas        = 3
 	gpuNodeLabel            = "nvidia.com/gpu.present"
 	zoneTopologyKey         = "topology.kubernetes.io/zone"
+	hostnameTopologyKey     = "kubernetes.io/hostname"
 	podSecurityLevel        = "restricted"
 	podSecurityLabelPrefix  = "pod-security.kubernetes.io/"
 	networkPolicyNSLabelKey = "kubernetes.io/metadata.name"

@@ -107,6 +107,9 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		opReplace("/spec/template/spec/containers/0/name", c.Name),
 		opReplace("/spec/template/spec/containers/0/envFrom/0/configMapRef/name", c.Name+"-config"),
 	}, pod...)
+	if runsSeveralPods(c) {
+		depOps = append(depOps, b.spreadOps(c.Name)...)
+	}
 	if c.Autoscaled() {
 		// The HPA owns the count once the Deployment exists: an applied replicas field
 		// would reset it on every apply. The count is still rendered, so a new
@@ -336,6 +339,27 @@ func (b *builder) hpa(c v1alpha1.Component) map[string]any {
 	}
 }
 
+// spreadOps spread a Deployment's pods over zones and nodes, as even as the cluster
+// allows but never leaving a pod Pending for it. matchLabelKeys counts only pods of the
+// same pod-template-hash, one ReplicaSet: during a rollout the old pods would otherwise
+// skew where the new ones go. The hostname spread replaces the base's preferred
+// anti-affinity, which cannot count per revision.
+func (b *builder) spreadOps(name string) []jsonOp {
+	constraint := func(key string) map[string]any {
+		return map[string]any{
+			"maxSkew":           1,
+			"topologyKey":       key,
+			"whenUnsatisfiable": "ScheduleAnyway",
+			"labelSelector":     map[string]any{"matchLabels": map[string]string{LabelName: name, LabelInstance: b.p.Name}},
+			"matchLabelKeys":    []string{"pod-template-hash"},
+		}
+	}
+	return []jsonOp{
+		opReplace("/spec/template/spec/topologySpreadConstraints", []any{constraint(zoneTopologyKey), constraint(hostnameTopologyKey)}),
+		opRemove("/spec/template/spec/affinity"),
+	}
+}
+
 // startReplicas is the count a service's Deployment is created with: the spec's
 // replicas (1 when unset), raised to the autoscaler's floor when autoscaled.
 func startReplicas(c v1alpha1.Component) int32 {
@@ -352,7 +376,8 @@ func startReplicas(c v1alpha1.Component) int32 {
 // runsSeveralPods reports whether a component may run more than one pod: a fixed count
 // above one, or any autoscaler, whose floor may be 1 while it runs ten. Such a
 // component gets a PodDisruptionBudget (with maxUnavailable 1 it never blocks a drain
-// of a single pod, so an HPA at 1 loses nothing by it).
+// of a single pod, so an HPA at 1 loses nothing by it) and, as a Deployment, spreads
+// its pods over zones and nodes.
 func runsSeveralPods(c v1alpha1.Component) bool {
 	return c.Autoscaled() || c.DesiredReplicas() > 1
 }

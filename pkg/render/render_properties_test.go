@@ -835,3 +835,38 @@ func selects(selector, labels map[string]string) bool {
 	}
 	return true
 }
+
+// TestDeploymentsOfSeveralPodsSpread: a Deployment that may run more than one pod
+// spreads them over zones and nodes, counting only its own revision's pods
+// (pod-template-hash) and never leaving a pod Pending for it.
+func TestDeploymentsOfSeveralPodsSpread(t *testing.T) {
+	for _, name := range []string{"platform", "minimal", "tenant"} {
+		t.Run(name, func(t *testing.T) {
+			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
+			objs := mustRender(t, p, rel)
+			for _, u := range objs {
+				if u.GetKind() != "Deployment" {
+					continue
+				}
+				d := convert[appsv1.Deployment](t, u)
+				several := find(objs, "HorizontalPodAutoscaler", d.Name) != nil || d.Spec.Replicas == nil || *d.Spec.Replicas > 1
+				if !several {
+					continue
+				}
+				keys := map[string]bool{}
+				for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
+					keys[c.TopologyKey] = true
+					if c.WhenUnsatisfiable != corev1.ScheduleAnyway || !slices.Equal(c.MatchLabelKeys, []string{"pod-template-hash"}) {
+						t.Errorf("Deployment %s: %s spread is %s with matchLabelKeys %v; want ScheduleAnyway, [pod-template-hash]", d.Name, c.TopologyKey, c.WhenUnsatisfiable, c.MatchLabelKeys)
+					}
+					if c.LabelSelector == nil || !selects(c.LabelSelector.MatchLabels, d.Spec.Template.Labels) {
+						t.Errorf("Deployment %s: %s spread does not select its pods", d.Name, c.TopologyKey)
+					}
+				}
+				if !keys["topology.kubernetes.io/zone"] || !keys["kubernetes.io/hostname"] {
+					t.Errorf("Deployment %s (several pods) spreads over %v; want zone and hostname", d.Name, keys)
+				}
+			}
+		})
+	}
+}
