@@ -107,9 +107,9 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		opReplace("/spec/template/spec/containers/0/name", c.Name),
 		opReplace("/spec/template/spec/containers/0/envFrom/0/configMapRef/name", c.Name+"-config"),
 	}, pod...)
-	if runsSeveralPods(c) {
-		depOps = append(depOps, b.spreadOps(c.Name)...)
-	}
+	// Whatever its count: a pod template that depended on the replicas would make a
+	// scale from 1 to 2 (kubectl onto scale, an autoscaler's floor) restart every pod.
+	depOps = append(depOps, b.spreadOps(c.Name)...)
 	if c.Autoscaled() {
 		// The HPA owns the count once the Deployment exists: an applied replicas field
 		// would reset it on every apply. The count is still rendered, so a new
@@ -376,8 +376,7 @@ func startReplicas(c v1alpha1.Component) int32 {
 // runsSeveralPods reports whether a component may run more than one pod: a fixed count
 // above one, or any autoscaler, whose floor may be 1 while it runs ten. Such a
 // component gets a PodDisruptionBudget (with maxUnavailable 1 it never blocks a drain
-// of a single pod, so an HPA at 1 loses nothing by it) and, as a Deployment, spreads
-// its pods over zones and nodes.
+// of a single pod, so an HPA at 1 loses nothing by it).
 func runsSeveralPods(c v1alpha1.Component) bool {
 	return c.Autoscaled() || c.DesiredReplicas() > 1
 }

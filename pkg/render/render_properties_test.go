@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -836,10 +837,10 @@ func selects(selector, labels map[string]string) bool {
 	return true
 }
 
-// TestDeploymentsOfSeveralPodsSpread: a Deployment that may run more than one pod
-// spreads them over zones and nodes, counting only its own revision's pods
-// (pod-template-hash) and never leaving a pod Pending for it.
-func TestDeploymentsOfSeveralPodsSpread(t *testing.T) {
+// TestDeploymentsSpread: every service Deployment spreads its pods over zones and
+// nodes, counting only its own revision's pods (pod-template-hash) and never leaving
+// a pod Pending for it; whatever its count, so a scale does not change its template.
+func TestDeploymentsSpread(t *testing.T) {
 	for _, name := range []string{"platform", "minimal", "tenant"} {
 		t.Run(name, func(t *testing.T) {
 			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
@@ -849,10 +850,6 @@ func TestDeploymentsOfSeveralPodsSpread(t *testing.T) {
 					continue
 				}
 				d := convert[appsv1.Deployment](t, u)
-				several := find(objs, "HorizontalPodAutoscaler", d.Name) != nil || d.Spec.Replicas == nil || *d.Spec.Replicas > 1
-				if !several {
-					continue
-				}
 				keys := map[string]bool{}
 				for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
 					keys[c.TopologyKey] = true
@@ -864,9 +861,29 @@ func TestDeploymentsOfSeveralPodsSpread(t *testing.T) {
 					}
 				}
 				if !keys["topology.kubernetes.io/zone"] || !keys["kubernetes.io/hostname"] {
-					t.Errorf("Deployment %s (several pods) spreads over %v; want zone and hostname", d.Name, keys)
+					t.Errorf("Deployment %s spreads over %v; want zone and hostname", d.Name, keys)
 				}
 			}
 		})
+	}
+}
+
+// TestScaleKeepsThePodTemplate: a service scaled from one replica to three renders the
+// same pod template, so kubectl onto scale (and an autoscaler's floor) restarts
+// nothing.
+func TestScaleKeepsThePodTemplate(t *testing.T) {
+	p, rel := load(t, filepath.Join("testdata", "TestRender", "minimal.yaml"))
+	template := func(replicas int32) any {
+		q := p.DeepCopy()
+		q.Spec.Gateway.Replicas = &replicas
+		u := find(mustRender(t, q, rel), "Deployment", "gateway")
+		if u == nil {
+			t.Fatal("no gateway Deployment")
+		}
+		tpl, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
+		return tpl
+	}
+	if one, three := template(1), template(3); !reflect.DeepEqual(one, three) {
+		t.Fatalf("gateway's pod template differs between 1 and 3 replicas:\n1: %v\n3: %v", one, three)
 	}
 }
