@@ -155,6 +155,13 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	if s.Digest != want {
 		return nil, fmt.Errorf("decode snapshot: %w", ErrSnapshotDigest)
 	}
+	// After the digest check, which covers what was recorded: a snapshot from before
+	// the catalog named each service's uses renders with its version's shipped ones.
+	catalog, err := release.Default()
+	if err != nil {
+		return nil, err
+	}
+	s.Release = catalog.FillUses(s.Release)
 	return &s, nil
 }
 

@@ -241,3 +241,30 @@ func gzipped(t *testing.T, data []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestSnapshotBeforeUses: a snapshot recorded before the release catalog named each
+// service's uses (its digest computed without them) still decodes, and renders with
+// its version's shipped uses, so an upgrade from it or a rollback to it works.
+func TestSnapshotBeforeUses(t *testing.T) {
+	old := exampleSnapshot(t, "minimal.yaml")
+	components := map[string]release.ComponentImage{}
+	for name, img := range old.Release.Components {
+		img.Uses = nil
+		components[name] = img
+	}
+	old.Release.Components = components
+	data, err := EncodeSnapshot(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeSnapshot(data)
+	if err != nil {
+		t.Fatalf("decode a snapshot without uses: %v", err)
+	}
+	if uses, err := got.Release.Uses("nessie"); err != nil || len(uses) == 0 {
+		t.Errorf("nessie uses = %v, %v; want the shipped catalog's", uses, err)
+	}
+	if _, err := render.Render(got.Platform("onto-x", "onto-ns"), render.Options{Release: got.Release}); err != nil {
+		t.Errorf("render the snapshot: %v", err)
+	}
+}

@@ -16,12 +16,14 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/manifests"
 )
 
@@ -37,7 +39,8 @@ type Release struct {
 	// UpgradeFrom is a semver constraint on the installed version that may upgrade
 	// straight to this one, such as ">= 1.5.0, < 1.6.0". Empty allows any older version.
 	UpgradeFrom string `json:"upgradeFrom,omitempty"`
-	// Components maps a component name to its image.
+	// Components maps a component name to its image and, for a platform service, the
+	// backing services it uses.
 	Components map[string]ComponentImage `json:"components"`
 }
 
@@ -47,6 +50,13 @@ type Release struct {
 type ComponentImage struct {
 	Image string `json:"image,omitempty"`
 	Name  string `json:"name,omitempty"`
+	// Uses names the backing services a platform service talks to (postgres, redis,
+	// kafka, minio): render gives it the credentials and addresses of those, when
+	// enabled, and of no other. Required on every platform service, [] for none (the
+	// gateway), so a new service cannot receive every credential by omission; not
+	// allowed on infrastructure. omitzero, not omitempty: an empty list must survive a
+	// revision snapshot's JSON round trip, where omitempty would drop it.
+	Uses []string `json:"uses,omitzero"`
 	// Migration runs once, as a Job, before an upgrade to this version moves the
 	// component (a schema change of its data).
 	Migration *Migration `json:"migration,omitempty"`
@@ -143,12 +153,75 @@ func Parse(data []byte) (Release, error) {
 		}
 	}
 	var errs []error
-	for name, img := range r.Components {
+	for _, name := range sortedNames(r.Components) {
+		img := r.Components[name]
 		if (img.Image == "") == (img.Name == "") {
 			errs = append(errs, fmt.Errorf("component %s: exactly one of image and name must be set", name))
 		}
+		errs = append(errs, checkUses(name, img.Uses)...)
 	}
 	return r, errors.Join(errs...)
+}
+
+// checkUses checks a component's uses: present on every platform service, naming only
+// backing services, each once; absent on infrastructure, which connects to nothing of
+// the platform's. Names the spec does not know (redis-sentinel, a newer release's
+// components) are never rendered by this binary, so they are not checked.
+func checkUses(component string, uses []string) []error {
+	c, known := (&v1alpha1.OntoPlatformSpec{}).Component(component)
+	if !known {
+		return nil
+	}
+	if c.Service == nil {
+		if uses != nil {
+			return []error{fmt.Errorf("component %s: uses is only for platform services, not infrastructure", component)}
+		}
+		return nil
+	}
+	if uses == nil {
+		return []error{fmt.Errorf("component %s: uses is missing: list the backing services it uses (%s), or [] for none", component, strings.Join(BackingServices(), ", "))}
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, u := range uses {
+		switch {
+		case !slices.Contains(BackingServices(), u):
+			errs = append(errs, fmt.Errorf("component %s: uses %q, which is not a backing service (%s)", component, u, strings.Join(BackingServices(), ", ")))
+		case seen[u]:
+			errs = append(errs, fmt.Errorf("component %s: uses %q twice", component, u))
+		}
+		seen[u] = true
+	}
+	return errs
+}
+
+// BackingServices are the infrastructure components a platform service may use, in
+// install order.
+func BackingServices() []string {
+	return []string{v1alpha1.ComponentPostgres, v1alpha1.ComponentRedis, v1alpha1.ComponentMinio, v1alpha1.ComponentKafka}
+}
+
+// Uses returns the backing services component uses, by its catalog entry. It fails
+// when the release has no entry for it, or an entry without uses: a release read from
+// a revision snapshot recorded before the catalog named them.
+func (r Release) Uses(component string) ([]string, error) {
+	img, ok := r.Components[component]
+	if !ok {
+		return nil, fmt.Errorf("release %s has no entry for component %s", r.Version, component)
+	}
+	if img.Uses == nil {
+		return nil, fmt.Errorf("release %s names no uses for component %s", r.Version, component)
+	}
+	return img.Uses, nil
+}
+
+func sortedNames(m map[string]ComponentImage) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Versions lists the catalog's versions, oldest first.
@@ -219,4 +292,36 @@ func (r Release) CanUpgrade(installed string) error {
 		return fmt.Errorf("upgrading from %s to %s is not supported (supported from %s)", installed, r.Version, r.UpgradeFrom)
 	}
 	return nil
+}
+
+// FillUses returns r with the uses of every entry that lacks them taken from the same
+// version's entry in c. A release read from a revision snapshot recorded before the
+// catalog named uses has none, and could not render (an upgrade from that revision, a
+// rollback to it, doctor's drift check); its version's shipped entry says what its
+// services use. Entries c does not know stay as they are, and fail to render with an
+// error naming them.
+func (c *Catalog) FillUses(r Release) Release {
+	known, ok := c.releases[r.Version]
+	if !ok {
+		return r
+	}
+	var filled map[string]ComponentImage
+	for name, img := range r.Components {
+		if img.Uses != nil || known.Components[name].Uses == nil {
+			continue
+		}
+		if filled == nil {
+			// A copy: r's map may be shared with the caller's.
+			filled = make(map[string]ComponentImage, len(r.Components))
+			for k, v := range r.Components {
+				filled[k] = v
+			}
+		}
+		img.Uses = slices.Clone(known.Components[name].Uses)
+		filled[name] = img
+	}
+	if filled != nil {
+		r.Components = filled
+	}
+	return r
 }
