@@ -93,7 +93,11 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 	}
 	o.setImage(serviceBase, image)
 	o.k.Replicas = append(o.k.Replicas, replicaOf(c.Name, startReplicas(c)))
-	o.addConfig(c.Name+"-config", b.serviceConfig(c), nil)
+	used, err := b.usedBackingServices(c)
+	if err != nil {
+		return nil, err
+	}
+	o.addConfig(c.Name+"-config", b.serviceConfig(c, used), nil)
 
 	// The base's objects are all named "service": rename them to the component;
 	// kustomize then follows the ServiceAccount's rename in serviceAccountName. The
@@ -118,6 +122,7 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		// apply of a Deployment that exists.
 		depOps = append(depOps, opAdd("/metadata/annotations", map[string]string{v1alpha1.AnnotationReplicas: v1alpha1.ReplicasCreateOnly}))
 	}
+	depOps = append(depOps, credentialOps(used)...)
 	if gpu := b.spec.IntelligencePlane.ReasoningService.GPU; c.Name == v1alpha1.ComponentReasoningService && gpu != nil && gpu.Enabled {
 		// GPUs are usually all taken: a surge pod would wait for one forever and the
 		// rollout with it. Replace one pod at a time instead.
@@ -231,8 +236,8 @@ func (b *builder) serviceAccountOps(name string) []jsonOp {
 }
 
 // serviceConfig is the environment of a platform service, from its hashed ConfigMap:
-// logging, ports, TLS, tracing and the addresses of the infrastructure.
-func (b *builder) serviceConfig(c v1alpha1.Component) map[string]string {
+// logging, ports, TLS, tracing and the addresses of the backing services it uses.
+func (b *builder) serviceConfig(c v1alpha1.Component, used map[string]bool) map[string]string {
 	s, ns := b.spec, b.p.Namespace
 	obs := s.Observability
 	env := map[string]string{
@@ -258,13 +263,13 @@ func (b *builder) serviceConfig(c v1alpha1.Component) map[string]string {
 		env["OTEL_SDK_DISABLED"] = "true"
 	}
 	infra := s.Infrastructure
-	if enabled(infra.Postgres.Enabled) {
+	if used[v1alpha1.ComponentPostgres] {
 		env["POSTGRES_HOST"] = svcHost(v1alpha1.ComponentPostgres, ns)
 		env["POSTGRES_PORT"] = "5432"
 		env["POSTGRES_USER"] = postgresUser
 		env["POSTGRES_DB"] = postgresDB
 	}
-	if enabled(infra.Redis.Enabled) {
+	if used[v1alpha1.ComponentRedis] {
 		if infra.Redis.Mode == v1alpha1.RedisSentinel {
 			env["REDIS_MODE"] = string(v1alpha1.RedisSentinel)
 			env["REDIS_SENTINEL_ADDR"] = svcHost(v1alpha1.ComponentRedisSentinel, ns) + ":26379"
@@ -274,10 +279,10 @@ func (b *builder) serviceConfig(c v1alpha1.Component) map[string]string {
 			env["REDIS_ADDR"] = svcHost(v1alpha1.ComponentRedis, ns) + ":6379"
 		}
 	}
-	if enabled(infra.Kafka.Enabled) {
+	if used[v1alpha1.ComponentKafka] {
 		env["KAFKA_BOOTSTRAP_SERVERS"] = svcHost(v1alpha1.ComponentKafka, ns) + ":9092"
 	}
-	if enabled(infra.Minio.Enabled) {
+	if used[v1alpha1.ComponentMinio] {
 		env["MINIO_ENDPOINT"] = svcHost(v1alpha1.ComponentMinio, ns) + ":9000"
 	}
 	if c.Name == v1alpha1.ComponentGateway {

@@ -8,6 +8,7 @@ package render
 
 import (
 	"bytes"
+	"maps"
 	"strings"
 	"testing"
 
@@ -263,6 +264,19 @@ func TestRenderErrors(t *testing.T) {
 				rel.Components = c
 			},
 			wantErr: "component nessie (spec.dataPlane.nessie): release 1.5.0 has no image for component nessie",
+		},
+		{
+			// A release from a revision snapshot recorded before the catalog named uses:
+			// rendering it would hand the service no credential, or every one.
+			name: "release entry without uses",
+			mutate: func(_ *v1alpha1.OntoPlatform, rel *release.Release) {
+				c := maps.Clone(rel.Components)
+				nessie := c[v1alpha1.ComponentNessie]
+				nessie.Uses = nil
+				c[v1alpha1.ComponentNessie] = nessie
+				rel.Components = c
+			},
+			wantErr: "component nessie (spec.dataPlane.nessie): release 1.5.0 names no uses for component nessie",
 		},
 		{
 			name:    "no namespace",

@@ -1,0 +1,83 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package render
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+)
+
+// credential is one value a platform service receives, as an environment variable,
+// from a generated Secret.
+type credential struct {
+	env, secret, key string
+}
+
+// backingCredentials are what a platform service that uses the backing service gets:
+// least privilege by need, so a service that never talks to Postgres cannot leak its
+// password. Kafka and Redis have none yet: they take no password, their address is all a
+// client needs.
+func backingCredentials(backing string) []credential {
+	switch backing {
+	case v1alpha1.ComponentPostgres:
+		return []credential{{env: "POSTGRES_PASSWORD", secret: v1alpha1.ComponentPostgres, key: "password"}}
+	case v1alpha1.ComponentMinio:
+		return []credential{
+			{env: "MINIO_ACCESS_KEY", secret: v1alpha1.ComponentMinio, key: "root-user"},
+			{env: "MINIO_SECRET_KEY", secret: v1alpha1.ComponentMinio, key: "root-password"},
+		}
+	}
+	return nil
+}
+
+// usedBackingServices are the backing services c uses by its release catalog entry,
+// keeping only the enabled ones (a disabled one has no Secret and no address).
+func (b *builder) usedBackingServices(c v1alpha1.Component) (map[string]bool, error) {
+	uses, err := b.rel.Uses(c.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, name := range uses {
+		backing, ok := b.spec.Component(name)
+		if !ok || backing.Service != nil {
+			// The catalog's own check refuses this; a release built in code may not
+			// have been through it.
+			return nil, fmt.Errorf("release %s: %s uses %q, which is not a backing service", b.rel.Version, c.Name, name)
+		}
+		if backing.Enabled() {
+			out[name] = true
+		}
+	}
+	return out, nil
+}
+
+// credentialOps append to the main container's environment the credentials of the
+// backing services used, in the catalog's install order so the template is stable.
+// The references are not optional: a pod that would start without its password fails
+// to start instead, and says which Secret it misses.
+func credentialOps(used map[string]bool) []jsonOp {
+	var ops []jsonOp
+	for _, c := range (&v1alpha1.OntoPlatformSpec{}).Components() {
+		if !used[c.Name] {
+			continue
+		}
+		for _, cred := range backingCredentials(c.Name) {
+			ops = append(ops, opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{
+				Name: cred.env,
+				ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: cred.secret},
+					Key:                  cred.key,
+				}},
+			}))
+		}
+	}
+	return ops
+}

@@ -1,0 +1,261 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package render
+
+import (
+	"bytes"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"text/template"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/manifests"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
+)
+
+// Secret keys each backing service hands to the platform services that use it, as the
+// issue defines them (written out here, not taken from the renderer, so the test can
+// disagree with it). Kafka and Redis have none: their address is all a client needs.
+var credentialsOfBacking = map[string][]string{
+	v1alpha1.ComponentPostgres: {"postgres/password"},
+	v1alpha1.ComponentRedis:    nil,
+	v1alpha1.ComponentMinio:    {"minio/root-password", "minio/root-user"},
+	v1alpha1.ComponentKafka:    nil,
+}
+
+// Prefixes of the connection settings of each backing service in a service's ConfigMap.
+var settingsOfBacking = map[string]string{
+	v1alpha1.ComponentPostgres: "POSTGRES_",
+	v1alpha1.ComponentRedis:    "REDIS_",
+	v1alpha1.ComponentMinio:    "MINIO_",
+	v1alpha1.ComponentKafka:    "KAFKA_",
+}
+
+// Secret keys of each infrastructure workload: its own, and nobody else's.
+var credentialsOfInfrastructure = map[string][]string{
+	"StatefulSet/" + v1alpha1.ComponentPostgres:      {"postgres/password"},
+	"StatefulSet/" + v1alpha1.ComponentRedis:         nil,
+	"StatefulSet/" + v1alpha1.ComponentRedisSentinel: nil,
+	"StatefulSet/" + v1alpha1.ComponentMinio:         {"minio/root-password", "minio/root-user"},
+	"StatefulSet/" + v1alpha1.ComponentKafka:         nil,
+}
+
+// credentialInput is one platform to check, with the release it renders with.
+type credentialInput struct {
+	name string
+	p    *v1alpha1.OntoPlatform
+	rel  release.Release
+}
+
+// credentialInputs are every example, every profile with every release of the catalog,
+// and the production example with each backing service disabled in turn.
+func credentialInputs(t *testing.T) []credentialInput {
+	t.Helper()
+	catalog, err := release.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := spec.NewValidator(catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []credentialInput
+	examples, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	for _, f := range examples {
+		p, rel := load(t, f)
+		out = append(out, credentialInput{name: "example " + filepath.Base(f), p: p, rel: rel})
+	}
+	profiles, err := fs.Glob(manifests.FS, path.Join(manifests.ProfilesDir, "*.yaml"))
+	if err != nil || len(profiles) == 0 {
+		t.Fatalf("no profiles found: %v", err)
+	}
+	for _, f := range profiles {
+		text, err := fs.ReadFile(manifests.FS, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := template.Must(template.New(f).Option("missingkey=error").Parse(string(text)))
+		for _, version := range catalog.Versions() {
+			var buf bytes.Buffer
+			data := map[string]string{"Name": "onto", "Namespace": "onto", "Version": version, "File": "platform.yaml"}
+			if err := tmpl.Execute(&buf, data); err != nil {
+				t.Fatal(err)
+			}
+			ps, err := v.Load(f, buf.Bytes())
+			if err != nil {
+				t.Fatalf("profile %s at %s: %v", f, version, err)
+			}
+			rel, _ := catalog.Get(version)
+			out = append(out, credentialInput{name: "profile " + path.Base(f) + " " + version, p: ps[0], rel: rel})
+		}
+	}
+	for _, backing := range release.BackingServices() {
+		p, rel := production(t)
+		c, _ := p.Spec.Component(backing)
+		c.Stateful.Enabled = ptr.To(false)
+		out = append(out, credentialInput{name: "production without " + backing, p: p, rel: rel})
+	}
+	return out
+}
+
+// TestCredentialsByNeed: each workload's pod template references exactly the Secret
+// keys it needs, nothing else: a platform service those of the enabled backing
+// services its catalog entry uses (the gateway none), an infrastructure workload its
+// own; and a service's ConfigMap holds the connection settings of those services only.
+func TestCredentialsByNeed(t *testing.T) {
+	for _, in := range credentialInputs(t) {
+		t.Run(in.name, func(t *testing.T) {
+			objs := mustRender(t, in.p, in.rel)
+			checked := 0
+			for _, u := range objs {
+				id := u.GetKind() + "/" + u.GetName()
+				tpl, ok := workloadTemplate(t, u)
+				if !ok {
+					continue
+				}
+				checked++
+				want, isInfra := credentialsOfInfrastructure[id]
+				var used []string
+				if !isInfra {
+					c, known := in.p.Spec.Component(u.GetName())
+					if !known || c.Service == nil {
+						t.Errorf("%s: a workload the test does not know; say which Secrets it may read", id)
+						continue
+					}
+					used = enabledUses(t, in, c.Name)
+					want = nil
+					for _, b := range used {
+						want = append(want, credentialsOfBacking[b]...)
+					}
+					if c.Name == v1alpha1.ComponentGateway && len(want) != 0 {
+						t.Errorf("the gateway would receive %v; it faces the Internet and must receive no credential", want)
+					}
+					checkSettings(t, objs, tpl, c.Name, used)
+				}
+				sort.Strings(want)
+				if diff := cmp.Diff(want, secretRefs(tpl.Spec), cmpEmpty); diff != "" {
+					t.Errorf("%s: Secret keys referenced (-want +got):\n%s", id, diff)
+				}
+			}
+			if checked == 0 {
+				t.Fatal("no workload rendered")
+			}
+		})
+	}
+}
+
+// cmpEmpty treats a nil and an empty list alike.
+var cmpEmpty = cmp.FilterValues(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
+
+// enabledUses are the backing services component uses by the release, enabled ones only.
+func enabledUses(t *testing.T, in credentialInput, component string) []string {
+	t.Helper()
+	uses, err := in.rel.Uses(component)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range uses {
+		if c, _ := in.p.Spec.Component(b); c.Enabled() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// checkSettings: the service's ConfigMap has each used backing service's settings and
+// no other backing service's.
+func checkSettings(t *testing.T, objs []*unstructured.Unstructured, tpl corev1.PodTemplateSpec, component string, used []string) {
+	t.Helper()
+	var data map[string]string
+	for _, ef := range tpl.Spec.Containers[0].EnvFrom {
+		if ef.ConfigMapRef != nil {
+			cm := find(objs, "ConfigMap", ef.ConfigMapRef.Name)
+			if cm == nil {
+				t.Fatalf("%s: ConfigMap %s is not rendered", component, ef.ConfigMapRef.Name)
+			}
+			data, _, _ = unstructured.NestedStringMap(cm.Object, "data")
+		}
+	}
+	for backing, prefix := range settingsOfBacking {
+		has := false
+		for k := range data {
+			if strings.HasPrefix(k, prefix) {
+				has = true
+			}
+		}
+		if want := slices.Contains(used, backing); has != want {
+			t.Errorf("%s: ConfigMap has %s* settings: %v, want %v (uses %v)", component, prefix, has, want, used)
+		}
+	}
+}
+
+// workloadTemplate is the pod template of a Deployment, StatefulSet or Job.
+func workloadTemplate(t *testing.T, u *unstructured.Unstructured) (corev1.PodTemplateSpec, bool) {
+	t.Helper()
+	switch u.GetKind() {
+	case "Deployment", "StatefulSet":
+		return podTemplates(t, []*unstructured.Unstructured{u})[u.GetKind()+"/"+u.GetName()], true
+	case "Job":
+		return convert[batchv1.Job](t, u).Spec.Template, true
+	}
+	return corev1.PodTemplateSpec{}, false
+}
+
+// secretRefs lists, sorted, every Secret key a pod can read, as "secret/key"; a whole
+// Secret (envFrom, a volume without items) is "secret/*".
+func secretRefs(spec corev1.PodSpec) []string {
+	seen := map[string]bool{}
+	whole := func(name string, items []corev1.KeyToPath) {
+		if len(items) == 0 {
+			seen[name+"/*"] = true
+		}
+		for _, it := range items {
+			seen[name+"/"+it.Key] = true
+		}
+	}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				seen[e.ValueFrom.SecretKeyRef.Name+"/"+e.ValueFrom.SecretKeyRef.Key] = true
+			}
+		}
+		for _, ef := range c.EnvFrom {
+			if ef.SecretRef != nil {
+				seen[ef.SecretRef.Name+"/*"] = true
+			}
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.Secret != nil {
+			whole(v.Secret.SecretName, v.Secret.Items)
+		}
+		if v.Projected != nil {
+			for _, s := range v.Projected.Sources {
+				if s.Secret != nil {
+					whole(s.Secret.Name, s.Secret.Items)
+				}
+			}
+		}
+	}
+	return sortedKeys(seen)
+}
