@@ -22,12 +22,14 @@ type credential struct {
 
 // backingCredentials are what a platform service that uses the backing service gets:
 // least privilege by need, so a service that never talks to Postgres cannot leak its
-// password. Kafka and Redis have none yet: they take no password, their address is all a
-// client needs.
+// password. Kafka has none: it listens in PLAINTEXT, its address is all a client needs.
 func backingCredentials(backing string) []credential {
 	switch backing {
 	case v1alpha1.ComponentPostgres:
 		return []credential{{env: "POSTGRES_PASSWORD", secret: v1alpha1.ComponentPostgres, key: "password"}}
+	case v1alpha1.ComponentRedis:
+		// The sentinels take the same password, so one value serves both.
+		return []credential{{env: "REDIS_PASSWORD", secret: v1alpha1.ComponentRedis, key: "password"}}
 	case v1alpha1.ComponentMinio:
 		return []credential{
 			{env: "MINIO_ACCESS_KEY", secret: v1alpha1.ComponentMinio, key: "root-user"},

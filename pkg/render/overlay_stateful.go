@@ -120,8 +120,10 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 		"port 6379",
 		"dir /data",
 		"appendonly yes",
-		// The NetworkPolicy and the Service are the boundary; the pods are not exposed.
-		"protected-mode no",
+		// The password (requirepass) comes on stdin from the Secret, never from this
+		// ConfigMap. With it, protected mode refuses nothing; it is on for a server that
+		// would start without one, which then answers only on loopback.
+		"protected-mode yes",
 		"",
 	}, "\n")
 	files := map[string]string{"redis.conf": conf}

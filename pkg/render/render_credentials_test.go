@@ -31,10 +31,10 @@ import (
 
 // Secret keys each backing service hands to the platform services that use it, as the
 // issue defines them (written out here, not taken from the renderer, so the test can
-// disagree with it). Kafka and Redis have none: their address is all a client needs.
+// disagree with it). Kafka has none: its address is all a client needs.
 var credentialsOfBacking = map[string][]string{
 	v1alpha1.ComponentPostgres: {"postgres/password"},
-	v1alpha1.ComponentRedis:    nil,
+	v1alpha1.ComponentRedis:    {"redis/password"},
 	v1alpha1.ComponentMinio:    {"minio/root-password", "minio/root-user"},
 	v1alpha1.ComponentKafka:    nil,
 }
@@ -50,8 +50,8 @@ var settingsOfBacking = map[string]string{
 // Secret keys of each infrastructure workload: its own, and nobody else's.
 var credentialsOfInfrastructure = map[string][]string{
 	"StatefulSet/" + v1alpha1.ComponentPostgres:      {"postgres/password"},
-	"StatefulSet/" + v1alpha1.ComponentRedis:         nil,
-	"StatefulSet/" + v1alpha1.ComponentRedisSentinel: nil,
+	"StatefulSet/" + v1alpha1.ComponentRedis:         {"redis/password"},
+	"StatefulSet/" + v1alpha1.ComponentRedisSentinel: {"redis/password"},
 	"StatefulSet/" + v1alpha1.ComponentMinio:         {"minio/root-password", "minio/root-user"},
 	"StatefulSet/" + v1alpha1.ComponentKafka:         nil,
 }
@@ -258,4 +258,65 @@ func secretRefs(spec corev1.PodSpec) []string {
 		}
 	}
 	return sortedKeys(seen)
+}
+
+// TestRedisAuth: in both modes redis requires the generated password (requirepass,
+// masterauth) and keeps protected mode on, the sentinels require it and send it
+// (auth-pass), and the password reaches them only from the Secret: no ConfigMap names
+// requirepass, auth-pass or masterauth.
+func TestRedisAuth(t *testing.T) {
+	for _, mode := range []v1alpha1.RedisMode{v1alpha1.RedisSentinel, v1alpha1.RedisStandalone} {
+		t.Run(string(mode), func(t *testing.T) {
+			p, rel := production(t)
+			p.Spec.Infrastructure.Redis.Mode = mode
+			objs := mustRender(t, p, rel)
+			secret := find(objs, "Secret", v1alpha1.ComponentRedis)
+			if secret == nil || secret.GetAnnotations()[AnnotationGenerateKeys] != "password" {
+				t.Fatalf("redis Secret = %v, want one generating the key password", secret)
+			}
+			for _, u := range objs {
+				if u.GetKind() != "ConfigMap" {
+					continue
+				}
+				data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+				for k, v := range data {
+					for _, directive := range []string{"requirepass", "masterauth", "auth-pass"} {
+						if strings.Contains(v, directive) {
+							t.Errorf("ConfigMap %s key %s has %s: the password must come from the Secret", u.GetName(), k, directive)
+						}
+					}
+					if k == "redis.conf" && !strings.Contains(v, "protected-mode yes") {
+						t.Errorf("ConfigMap %s: redis.conf without protected-mode yes:\n%s", u.GetName(), v)
+					}
+				}
+			}
+			workloads := map[string][]string{
+				v1alpha1.ComponentRedis: {`requirepass "$REDISCLI_AUTH"`, `masterauth "$REDISCLI_AUTH"`},
+			}
+			if mode == v1alpha1.RedisSentinel {
+				workloads[v1alpha1.ComponentRedisSentinel] = []string{`sentinel auth-pass onto \"$REDISCLI_AUTH\"`, `requirepass \"$REDISCLI_AUTH\"`}
+			}
+			for name, directives := range workloads {
+				u := find(objs, "StatefulSet", name)
+				if u == nil {
+					t.Fatalf("no StatefulSet %s", name)
+				}
+				c := podTemplates(t, []*unstructured.Unstructured{u})["StatefulSet/"+name].Spec.Containers[0]
+				script := strings.Join(c.Command, " ")
+				for _, d := range directives {
+					if !strings.Contains(script, d) {
+						t.Errorf("%s: command lacks %s:\n%s", name, d, script)
+					}
+				}
+				if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+					ref := e.ValueFrom
+					return e.Name == "REDISCLI_AUTH" && ref != nil && ref.SecretKeyRef != nil &&
+						ref.SecretKeyRef.Name == v1alpha1.ComponentRedis && ref.SecretKeyRef.Key == "password" &&
+						(ref.SecretKeyRef.Optional == nil || !*ref.SecretKeyRef.Optional)
+				}) {
+					t.Errorf("%s: no required REDISCLI_AUTH from Secret redis key password (redis-cli, the probes and the script read it): %+v", name, c.Env)
+				}
+			}
+		})
+	}
 }

@@ -389,7 +389,7 @@ func TestConfigChangeRollsPods(t *testing.T) {
 
 func TestSecretsHaveNoValues(t *testing.T) {
 	p, rel := production(t)
-	want := map[string]string{"postgres": "password", "minio": "root-user,root-password"}
+	want := map[string]string{"postgres": "password", "redis": "password", "minio": "root-user,root-password"}
 	got := map[string]string{}
 	for _, u := range mustRender(t, p, rel) {
 		if u.GetKind() != "Secret" {
