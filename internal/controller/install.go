@@ -79,6 +79,9 @@ func NamespacedRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors"}, Verbs: owned},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses", "networkpolicies"}, Verbs: owned},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: owned},
+		// Rendered Jobs (MinIO's user setup), and a release's migration Jobs during an
+		// upgrade (pkg/upgrade migration.go: create, watch, delete).
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: owned},
 
 		// The OntoPlatforms: the manager's cache (list, watch), the finalizer and the
 		// inventory annotations (patch), the status (apply: patch; upgrade: update).
@@ -108,8 +111,6 @@ func NamespacedRules() []rbacv1.PolicyRule {
 		// found by list; its stale status reset (pkg/apply replace.go).
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"list", "patch"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"statefulsets/status"}, Verbs: []string{"patch"}},
-		// A release's migration Jobs during an upgrade (pkg/upgrade migration.go).
-		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
 	}
 }
 

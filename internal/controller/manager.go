@@ -15,6 +15,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -101,9 +102,10 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // ownedKinds are the kinds of the platforms' objects whose events bring their platform
-// back: its workloads (drift, rollouts), and what the workloads depend on.
+// back: its workloads (drift, rollouts), its Jobs (MinIO's user setup; cached so an
+// idle check need not read them from the API server), and what the workloads depend on.
 func ownedKinds() []client.Object {
-	return []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{},
+	return []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &batchv1.Job{}, &corev1.Service{}, &corev1.ConfigMap{},
 		&corev1.ServiceAccount{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{},
 		&corev1.Secret{}, &networkingv1.NetworkPolicy{}, &networkingv1.Ingress{}, &corev1.ResourceQuota{}}
 }

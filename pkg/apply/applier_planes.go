@@ -159,10 +159,11 @@ func isFieldManagerConflict(err error) bool {
 	return false
 }
 
-// waitPlane waits, by watch, until the plane's workloads are ready, reporting pod
-// problems as they appear. It stops early when a new pod crash-loops, and explains
-// from the pods why a workload is not ready when the plane timeout passes. quiet leaves
-// out the workloads that are ready from the start (a run with nothing to write).
+// waitPlane waits, by watch, until the plane's workloads are ready and its Jobs have
+// completed, reporting pod problems as they appear. It stops early when a new pod
+// crash-loops, and explains from the pods why a workload is not ready when the plane
+// timeout passes. quiet leaves out the workloads that are ready from the start (a run
+// with nothing to write).
 func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options, quiet bool) error {
 	var objs []*unstructured.Unstructured
 	for _, pl := range d.Planes {
@@ -170,7 +171,7 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 			objs = pl.Objects
 		}
 	}
-	if !slices.ContainsFunc(objs, health.IsWorkload) {
+	if !slices.ContainsFunc(objs, health.IsWaitedFor) {
 		return nil
 	}
 	timeout := opts.PlaneTimeout

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
 )
 
 // applyVerbs are the verbs apply uses on every object it writes: read it, apply it
@@ -60,6 +61,10 @@ func (g *Gatherer) needs(env *Env) []resourceNeed {
 			namespace = ns
 		}
 		add(mapping.Resource.Group, mapping.Resource.Resource, namespace, applyVerbs...)
+		if health.IsJob(obj) {
+			// A plane waits for its Jobs as for its workloads.
+			add(mapping.Resource.Group, mapping.Resource.Resource, namespace, "watch")
+		}
 	}
 	add("", "namespaces", "", "get", "create", "patch")
 	add(v1alpha1.GroupVersion.Group, "ontoplatforms/status", ns, "get", "patch", "update")

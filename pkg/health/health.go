@@ -37,6 +37,21 @@ func IsWorkload(obj *unstructured.Unstructured) bool {
 	return gvk.Group == "apps" && (gvk.Kind == KindDeployment || gvk.Kind == KindStatefulSet)
 }
 
+// KindJob is a rendered one-off task (MinIO's user setup) a plane waits for: what the
+// next plane needs is done only once it has completed.
+const KindJob = "Job"
+
+// IsJob reports whether obj is a batch Job.
+func IsJob(obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	return gvk.Group == "batch" && gvk.Kind == KindJob
+}
+
+// IsWaitedFor reports whether a plane waits for obj: a workload until it is ready, a
+// Job until it has completed. A Job is not a workload: it has no replicas, no
+// component readiness and no upgrade step.
+func IsWaitedFor(obj *unstructured.Unstructured) bool { return IsWorkload(obj) || IsJob(obj) }
+
 // Ready is the readiness of one object, by kstatus rules (observed generation, updated,
 // ready and available replicas), the rules kapp, Flux and cli-utils use.
 type Ready struct {

@@ -74,8 +74,8 @@ type Waiter struct {
 	CrashLoopRestarts int32
 }
 
-// Wait blocks until every workload in objs (Deployments and StatefulSets; other kinds
-// are ignored) is ready, ctx ends, or ctx's deadline passes. onUpdate, when not nil,
+// Wait blocks until every workload in objs (Deployments and StatefulSets) is ready and
+// every Job has completed (other kinds are ignored), ctx ends, or ctx's deadline passes. onUpdate, when not nil,
 // hears every readiness change. On timeout it returns a *NotReadyError.
 func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, resourceOf func(*unstructured.Unstructured) (schema.GroupVersionResource, error), onUpdate func(Update)) error {
 	type key struct {
@@ -90,7 +90,7 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 	defer func() { fail(nil); podsDone.Wait() }()
 	groups := map[key]map[string]*unstructured.Unstructured{}
 	for _, o := range objs {
-		if !IsWorkload(o) {
+		if !IsWaitedFor(o) {
 			continue
 		}
 		gvr, err := resourceOf(o)
@@ -98,7 +98,7 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 			return err
 		}
 		k := key{gvr, o.GetNamespace()}
-		if w.WatchPods && pods[o.GetNamespace()] == nil {
+		if w.WatchPods && IsWorkload(o) && pods[o.GetNamespace()] == nil {
 			pw, err := newPodWatch(w, o.GetNamespace(), objs, onUpdate, fail)
 			if err != nil {
 				return err
@@ -135,7 +135,10 @@ func (w *Waiter) Wait(ctx context.Context, objs []*unstructured.Unstructured, re
 					return len(ready) == len(names), nil
 				}
 				id := obj.GetName() + "/" + obj.GetKind()
-				if pw := pods[k.ns]; pw != nil {
+				// A Job's pods are not followed: one that retries while what it
+				// sets up starts is not a crash loop of a new revision, and its
+				// failure is the Job's own (backoffLimit), which kstatus reports.
+				if pw := pods[k.ns]; pw != nil && IsWorkload(obj) {
 					pw.seen(ctx, obj)
 				}
 				r := w.check(obj)
