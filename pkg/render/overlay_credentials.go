@@ -14,6 +14,9 @@ import (
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 )
 
+// minioServiceCredentials is the generated Secret of the services' MinIO user.
+const minioServiceCredentials = "minio-service-credentials"
+
 // credential is one value a platform service receives, as an environment variable,
 // from a generated Secret.
 type credential struct {
@@ -32,8 +35,9 @@ func backingCredentials(backing string) []credential {
 		return []credential{{env: "REDIS_PASSWORD", secret: v1alpha1.ComponentRedis, key: "password"}}
 	case v1alpha1.ComponentMinio:
 		return []credential{
-			{env: "MINIO_ACCESS_KEY", secret: v1alpha1.ComponentMinio, key: "root-user"},
-			{env: "MINIO_SECRET_KEY", secret: v1alpha1.ComponentMinio, key: "root-password"},
+			// The services' own user (the minio-setup Job creates it), never root.
+			{env: "MINIO_ACCESS_KEY", secret: minioServiceCredentials, key: "access-key"},
+			{env: "MINIO_SECRET_KEY", secret: minioServiceCredentials, key: "secret-key"},
 		}
 	}
 	return nil

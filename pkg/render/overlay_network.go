@@ -7,9 +7,11 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/release"
 )
 
 // Namespaces the NetworkPolicies admit when the spec names none; the schema sets the
@@ -82,29 +84,30 @@ func clientPorts(workload string) []int {
 	}
 }
 
-// backingUsedBy lists, by backing component, the platform services that use it.
-//
-// There is no per-component list of the backing services a service uses yet, so this
-// is the conservative derivation: every enabled platform service may reach every
-// enabled backing service, as every service is configured with all their addresses
-// today (serviceConfig). When the release catalog says what each component uses,
-// this function is the one place to read it.
-func (b *builder) backingUsedBy() map[string][]string {
-	var services, backing []string
+// backingUsedBy lists, by backing component, the clients that use it: the enabled
+// platform services whose release catalog entry uses it (the addresses and credentials
+// render gives them), and for MinIO the Job that creates the services' user with the
+// root credentials.
+func (b *builder) backingUsedBy() (map[string][]string, error) {
+	out := map[string][]string{}
 	for _, c := range b.spec.Components() {
-		switch {
-		case !c.Enabled():
-		case c.Service != nil:
-			services = append(services, c.Name)
-		default:
-			backing = append(backing, c.Name)
+		if c.Service == nil || !c.Enabled() {
+			continue
+		}
+		used, err := b.usedBackingServices(c)
+		if err != nil {
+			return nil, fmt.Errorf("component %s (%s): %w", c.Name, c.SpecPath, err)
+		}
+		for _, backing := range release.BackingServices() {
+			if used[backing] {
+				out[backing] = append(out[backing], c.Name)
+			}
 		}
 	}
-	out := make(map[string][]string, len(backing))
-	for _, name := range backing {
-		out[name] = services
+	if minio, _ := b.spec.Component(v1alpha1.ComponentMinio); minio.Enabled() {
+		out[v1alpha1.ComponentMinio] = append(out[v1alpha1.ComponentMinio], minioSetup)
 	}
-	return out
+	return out, nil
 }
 
 // networkPolicies admit only the traffic the platform needs; everything else that
@@ -115,10 +118,10 @@ func (b *builder) backingUsedBy() map[string][]string {
 //
 // Kubelet probes come from the node, which NetworkPolicy implementations admit, so
 // they need no rule.
-func (b *builder) networkPolicies() []namedObject {
+func (b *builder) networkPolicies() ([]namedObject, error) {
 	net := b.networkSettings()
 	if !net.isolate {
-		return nil
+		return nil, nil
 	}
 	platformPods := map[string]any{"matchLabels": map[string]string{LabelInstance: b.p.Name, LabelPartOf: PartOf}}
 	policy := func(name string, spec map[string]any) namedObject {
@@ -141,7 +144,10 @@ func (b *builder) networkPolicies() []namedObject {
 	// Each backing workload: its own pods among themselves on every port
 	// (replication, quorum, the sentinels' gossip), and its clients on its client
 	// ports only. Redis also admits its sentinels, which watch and reconfigure it.
-	usedBy := b.backingUsedBy()
+	usedBy, err := b.backingUsedBy()
+	if err != nil {
+		return nil, err
+	}
 	for _, w := range b.backingWorkloads() {
 		rules := []any{rule([]any{podsPeer(b.componentPods(w))}, nil)}
 		if w == v1alpha1.ComponentRedis && b.sentinelMode() {
@@ -205,7 +211,7 @@ func (b *builder) networkPolicies() []namedObject {
 				},
 			}))
 	}
-	return out
+	return out, nil
 }
 
 // backingWorkloads are the enabled infrastructure workloads, in install order, the

@@ -44,7 +44,11 @@ func (b *builder) tenancyOverlay() (*overlay, error) {
 			return nil, err
 		}
 	}
-	for _, pol := range b.networkPolicies() {
+	policies, err := b.networkPolicies()
+	if err != nil {
+		return nil, err
+	}
+	for _, pol := range policies {
 		if err := o.addObject("networkpolicy-"+pol.name+".yaml", pol.obj); err != nil {
 			return nil, err
 		}

@@ -22,7 +22,8 @@ import (
 // statefulOverlays renders an infrastructure component from its own base: ServiceAccount,
 // generated Secret, headless and client Services, hashed ConfigMap, StatefulSet with
 // volumeClaimTemplates, and a PDB when it runs several replicas. Redis in sentinel mode
-// adds a second overlay for the sentinels.
+// adds a second overlay for the sentinels, MinIO one for the Job that creates the
+// services' user.
 func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 	s := c.Stateful
 	storage := resource.MustParse(defaultStorage)
@@ -63,6 +64,11 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 			volumes = fmt.Sprintf("http://minio-{0...%d}.minio-headless.%s.svc/data", replicas-1, ns)
 		}
 		o.addConfig("minio-config", map[string]string{"MINIO_VOLUMES": volumes}, nil)
+		setup, err := b.minioSetupOverlay(c.Plane, s.Image)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", minioSetup, err)
+		}
+		return []*overlay{o, setup}, nil
 	case v1alpha1.ComponentKafka:
 		o.addConfig("kafka-config", b.kafkaConfig(replicas), nil)
 	default:

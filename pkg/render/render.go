@@ -204,6 +204,9 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 			return nil, fmt.Errorf("render platform %s: %w", p.Name, err)
 		}
 	}
+	if err := nameJobsByContent(objs); err != nil {
+		return nil, fmt.Errorf("render platform %s: %w", p.Name, err)
+	}
 	return groupByPlane(objs), nil
 }
 

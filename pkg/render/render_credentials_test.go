@@ -7,26 +7,18 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	"bytes"
-	"io/fs"
-	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"text/template"
 
 	"github.com/google/go-cmp/cmp"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
-	"github.com/coomia-dip/kubectl-onto/manifests"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
-	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
 // Secret keys each backing service hands to the platform services that use it, as the
@@ -35,7 +27,7 @@ import (
 var credentialsOfBacking = map[string][]string{
 	v1alpha1.ComponentPostgres: {"postgres/password"},
 	v1alpha1.ComponentRedis:    {"redis/password"},
-	v1alpha1.ComponentMinio:    {"minio/root-password", "minio/root-user"},
+	v1alpha1.ComponentMinio:    {"minio-service-credentials/access-key", "minio-service-credentials/secret-key"},
 	v1alpha1.ComponentKafka:    nil,
 }
 
@@ -54,65 +46,21 @@ var credentialsOfInfrastructure = map[string][]string{
 	"StatefulSet/" + v1alpha1.ComponentRedisSentinel: {"redis/password"},
 	"StatefulSet/" + v1alpha1.ComponentMinio:         {"minio/root-password", "minio/root-user"},
 	"StatefulSet/" + v1alpha1.ComponentKafka:         nil,
+	// The one holder of MinIO's root credentials besides MinIO: it creates the
+	// services' user with them.
+	"Job/minio-setup": {"minio-service-credentials/access-key", "minio-service-credentials/secret-key", "minio/root-password", "minio/root-user"},
 }
 
-// credentialInput is one platform to check, with the release it renders with.
-type credentialInput struct {
-	name string
-	p    *v1alpha1.OntoPlatform
-	rel  release.Release
-}
-
-// credentialInputs are every example, every profile with every release of the catalog,
-// and the production example with each backing service disabled in turn.
-func credentialInputs(t *testing.T) []credentialInput {
+// credentialInputs are every example and profile (everyInput), and the production
+// example with each backing service disabled in turn.
+func credentialInputs(t *testing.T) map[string]input {
 	t.Helper()
-	catalog, err := release.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := spec.NewValidator(catalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []credentialInput
-	examples, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
-	if err != nil || len(examples) == 0 {
-		t.Fatalf("no examples found: %v", err)
-	}
-	for _, f := range examples {
-		p, rel := load(t, f)
-		out = append(out, credentialInput{name: "example " + filepath.Base(f), p: p, rel: rel})
-	}
-	profiles, err := fs.Glob(manifests.FS, path.Join(manifests.ProfilesDir, "*.yaml"))
-	if err != nil || len(profiles) == 0 {
-		t.Fatalf("no profiles found: %v", err)
-	}
-	for _, f := range profiles {
-		text, err := fs.ReadFile(manifests.FS, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := template.Must(template.New(f).Option("missingkey=error").Parse(string(text)))
-		for _, version := range catalog.Versions() {
-			var buf bytes.Buffer
-			data := map[string]string{"Name": "onto", "Namespace": "onto", "Version": version, "File": "platform.yaml"}
-			if err := tmpl.Execute(&buf, data); err != nil {
-				t.Fatal(err)
-			}
-			ps, err := v.Load(f, buf.Bytes())
-			if err != nil {
-				t.Fatalf("profile %s at %s: %v", f, version, err)
-			}
-			rel, _ := catalog.Get(version)
-			out = append(out, credentialInput{name: "profile " + path.Base(f) + " " + version, p: ps[0], rel: rel})
-		}
-	}
+	out := everyInput(t)
 	for _, backing := range release.BackingServices() {
 		p, rel := production(t)
 		c, _ := p.Spec.Component(backing)
 		c.Stateful.Enabled = ptr.To(false)
-		out = append(out, credentialInput{name: "production without " + backing, p: p, rel: rel})
+		out["production without "+backing] = input{p, rel}
 	}
 	return out
 }
@@ -122,12 +70,13 @@ func credentialInputs(t *testing.T) []credentialInput {
 // services its catalog entry uses (the gateway none), an infrastructure workload its
 // own; and a service's ConfigMap holds the connection settings of those services only.
 func TestCredentialsByNeed(t *testing.T) {
-	for _, in := range credentialInputs(t) {
-		t.Run(in.name, func(t *testing.T) {
+	for name, in := range credentialInputs(t) {
+		t.Run(name, func(t *testing.T) {
 			objs := mustRender(t, in.p, in.rel)
 			checked := 0
 			for _, u := range objs {
-				id := u.GetKind() + "/" + u.GetName()
+				// By component: a Job's name carries a hash of its spec.
+				id := u.GetKind() + "/" + u.GetLabels()[LabelName]
 				tpl, ok := workloadTemplate(t, u)
 				if !ok {
 					continue
@@ -136,12 +85,12 @@ func TestCredentialsByNeed(t *testing.T) {
 				want, isInfra := credentialsOfInfrastructure[id]
 				var used []string
 				if !isInfra {
-					c, known := in.p.Spec.Component(u.GetName())
+					c, known := in.p.Spec.Component(u.GetLabels()[LabelName])
 					if !known || c.Service == nil {
 						t.Errorf("%s: a workload the test does not know; say which Secrets it may read", id)
 						continue
 					}
-					used = enabledUses(t, in, c.Name)
+					used = enabledUses(t, in.p, in.rel, c.Name)
 					want = nil
 					for _, b := range used {
 						want = append(want, credentialsOfBacking[b]...)
@@ -167,15 +116,15 @@ func TestCredentialsByNeed(t *testing.T) {
 var cmpEmpty = cmp.FilterValues(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
 
 // enabledUses are the backing services component uses by the release, enabled ones only.
-func enabledUses(t *testing.T, in credentialInput, component string) []string {
+func enabledUses(t *testing.T, p *v1alpha1.OntoPlatform, rel release.Release, component string) []string {
 	t.Helper()
-	uses, err := in.rel.Uses(component)
+	uses, err := rel.Uses(component)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, b := range uses {
-		if c, _ := in.p.Spec.Component(b); c.Enabled() {
+		if c, _ := p.Spec.Component(b); c.Enabled() {
 			out = append(out, b)
 		}
 	}
@@ -212,13 +161,8 @@ func checkSettings(t *testing.T, objs []*unstructured.Unstructured, tpl corev1.P
 // workloadTemplate is the pod template of a Deployment, StatefulSet or Job.
 func workloadTemplate(t *testing.T, u *unstructured.Unstructured) (corev1.PodTemplateSpec, bool) {
 	t.Helper()
-	switch u.GetKind() {
-	case "Deployment", "StatefulSet":
-		return podTemplates(t, []*unstructured.Unstructured{u})[u.GetKind()+"/"+u.GetName()], true
-	case "Job":
-		return convert[batchv1.Job](t, u).Spec.Template, true
-	}
-	return corev1.PodTemplateSpec{}, false
+	tpl, ok := podTemplates(t, []*unstructured.Unstructured{u})[u.GetKind()+"/"+u.GetName()]
+	return tpl, ok
 }
 
 // secretRefs lists, sorted, every Secret key a pod can read, as "secret/key"; a whole
@@ -318,5 +262,85 @@ func TestRedisAuth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMinioSetupJob: with MinIO, the infrastructure plane ends with the Job that gives
+// the services their own user; the Job is named after its spec (same spec, same name:
+// not run again; changed spec, by the platform or a user's patch, new name: an
+// immutable template is never re-applied), and MinIO's Service never selects its pod.
+func TestMinioSetupJob(t *testing.T) {
+	jobOf := func(t *testing.T, planes []Plane) (*unstructured.Unstructured, int) {
+		t.Helper()
+		for _, pl := range planes {
+			for i, u := range pl.Objects {
+				if u.GetKind() == "Job" {
+					if pl.Name != v1alpha1.PlaneInfrastructure {
+						t.Errorf("Job %s in plane %s, want infrastructure", u.GetName(), pl.Name)
+					}
+					return u, i
+				}
+			}
+		}
+		return nil, -1
+	}
+	render := func(t *testing.T, p *v1alpha1.OntoPlatform, rel release.Release, patches ...Patch) []Plane {
+		t.Helper()
+		planes, err := Render(p, Options{Release: rel, Patches: patches})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return planes
+	}
+	p, rel := production(t)
+	planes := render(t, p, rel)
+	job, at := jobOf(t, planes)
+	if job == nil {
+		t.Fatal("no Job rendered with MinIO enabled")
+	}
+	if !strings.HasPrefix(job.GetName(), "minio-setup-") || len(job.GetName()) != len("minio-setup-")+10 {
+		t.Errorf("Job name %q, want minio-setup-<10 hex digits>", job.GetName())
+	}
+	infra := planes[slices.IndexFunc(planes, func(pl Plane) bool { return pl.Name == v1alpha1.PlaneInfrastructure })]
+	if minio := slices.IndexFunc(infra.Objects, func(u *unstructured.Unstructured) bool {
+		return u.GetKind() == "StatefulSet" && u.GetName() == v1alpha1.ComponentMinio
+	}); minio < 0 || minio > at {
+		t.Errorf("the Job (at %d) is not applied after MinIO's StatefulSet (at %d)", at, minio)
+	}
+	svc := convert[corev1.Service](t, find(Objects(planes), "Service", v1alpha1.ComponentMinio))
+	tpl := podTemplates(t, []*unstructured.Unstructured{job})["Job/"+job.GetName()]
+	if sel := svc.Spec.Selector; sel[LabelName] == tpl.Labels[LabelName] {
+		t.Errorf("MinIO's Service selector %v selects the Job's pod (labels %v)", sel, tpl.Labels)
+	}
+
+	// Under the default isolation, MinIO admits the Job's pod on its API port, and
+	// nothing else of the Job's.
+	nps := networkPoliciesOf(t, Objects(planes))
+	minioTpl := podTemplates(t, []*unstructured.Unstructured{find(Objects(planes), "StatefulSet", v1alpha1.ComponentMinio)})["StatefulSet/"+v1alpha1.ComponentMinio]
+	for _, port := range containerPorts(minioTpl) {
+		got := nps.admits(t, p.Namespace, minioTpl.Labels, peer{namespace: p.Namespace, labels: tpl.Labels}, port)
+		if want := port == 9000; got != want {
+			t.Errorf("the Job's pod reaches MinIO's port %d: %v, want %v", port, got, want)
+		}
+	}
+
+	again, _ := jobOf(t, render(t, p, rel))
+	if again.GetName() != job.GetName() {
+		t.Errorf("the same platform renders the Job as %s, then %s", job.GetName(), again.GetName())
+	}
+	other := p.DeepCopy()
+	other.Spec.Infrastructure.Minio.Image = "registry.example.com/minio:mirror"
+	if moved, _ := jobOf(t, render(t, other, rel)); moved.GetName() == job.GetName() {
+		t.Errorf("a new MinIO image keeps the Job's name %s: the changed template could not be applied", job.GetName())
+	}
+	patch := Patch{Patch: "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: minio-setup\nspec:\n  backoffLimit: 2\n"}
+	if patched, _ := jobOf(t, render(t, p, rel, patch)); patched.GetName() == job.GetName() {
+		t.Errorf("a user's patch of the Job keeps its name %s", job.GetName())
+	}
+
+	off := p.DeepCopy()
+	off.Spec.Infrastructure.Minio.Enabled = ptr.To(false)
+	if j, _ := jobOf(t, render(t, off, rel)); j != nil {
+		t.Errorf("MinIO disabled still renders Job %s", j.GetName())
 	}
 }

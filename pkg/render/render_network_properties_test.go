@@ -52,11 +52,16 @@ func TestNetworkPoliciesCoverEveryPod(t *testing.T) {
 				t.Fatalf("input without a gateway or an ingress namespace (%v) proves nothing", np.IngressNamespaces)
 			}
 			for id, tpl := range tpls {
+				selecting := nps.selecting(t, ns, tpl.Labels)
 				admitting := false
-				for _, pol := range nps.selecting(t, ns, tpl.Labels) {
+				for _, pol := range selecting {
 					admitting = admitting || len(pol.Spec.Ingress) > 0
 				}
-				if !admitting {
+				switch {
+				case len(selecting) == 0:
+					t.Errorf("%s: selected by no NetworkPolicy", id)
+				case !admitting && len(containerPorts(tpl)) > 0:
+					// A pod that serves no port (a Job) is left to the default deny.
 					t.Errorf("%s: selected by no NetworkPolicy that admits ingress", id)
 				}
 				outsider := peer{namespace: ns, labels: map[string]string{"app": "other"}}
@@ -104,9 +109,10 @@ func TestMonitoringReachesOnlyMetricsPorts(t *testing.T) {
 }
 
 // TestServicesReachWhatTheyUse: every platform service reaches the client ports of
-// every backing workload (the addresses its configuration gives it) and no other of
-// their ports, and the other services' HTTP and gRPC ports but not their metrics; a
-// backing workload's pods reach each other on every port (replication, quorum).
+// the backing workloads its release catalog entry uses (the addresses its
+// configuration gives it; the sentinels with redis) and no other of their ports, and
+// the other services' HTTP and gRPC ports but not their metrics; a backing workload's
+// pods reach each other on every port (replication, quorum).
 func TestServicesReachWhatTheyUse(t *testing.T) {
 	for name, in := range everyInput(t) {
 		t.Run(name, func(t *testing.T) {
@@ -128,7 +134,8 @@ func TestServicesReachWhatTheyUse(t *testing.T) {
 						if strings.HasPrefix(dstID, "Deployment/") {
 							want = port == portHTTP || port == portGRPC
 						} else {
-							want = slices.Contains(clientPorts(workload), port)
+							backing := strings.TrimSuffix(workload, "-sentinel")
+							want = slices.Contains(clientPorts(workload), port) && slices.Contains(enabledUses(t, in.p, in.rel, src.Labels[LabelName]), backing)
 						}
 						if got := nps.admits(t, ns, dst.Labels, peer{namespace: ns, labels: src.Labels}, port); got != want {
 							t.Errorf("%s → %s port %d: admitted %v, want %v", srcID, dstID, port, got, want)

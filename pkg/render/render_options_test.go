@@ -263,7 +263,7 @@ func TestRenderErrors(t *testing.T) {
 				}
 				rel.Components = c
 			},
-			wantErr: "component nessie (spec.dataPlane.nessie): release 1.5.0 has no image for component nessie",
+			wantErr: "component nessie (spec.dataPlane.nessie): release 1.5.0 has no entry for component nessie",
 		},
 		{
 			// A release from a revision snapshot recorded before the catalog named uses:

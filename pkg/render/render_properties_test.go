@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -63,7 +64,7 @@ func convert[T any](t testing.TB, u *unstructured.Unstructured) *T {
 	return out
 }
 
-// podTemplates returns the pod template of every workload, by "Kind/name".
+// podTemplates returns the pod template of every workload and Job, by "Kind/name".
 func podTemplates(t testing.TB, objs []*unstructured.Unstructured) map[string]corev1.PodTemplateSpec {
 	t.Helper()
 	out := map[string]corev1.PodTemplateSpec{}
@@ -73,6 +74,8 @@ func podTemplates(t testing.TB, objs []*unstructured.Unstructured) map[string]co
 			out["Deployment/"+u.GetName()] = convert[appsv1.Deployment](t, u).Spec.Template
 		case "StatefulSet":
 			out["StatefulSet/"+u.GetName()] = convert[appsv1.StatefulSet](t, u).Spec.Template
+		case "Job":
+			out["Job/"+u.GetName()] = convert[batchv1.Job](t, u).Spec.Template
 		}
 	}
 	return out
@@ -205,8 +208,11 @@ func TestEveryObjectHasTheRecommendedLabels(t *testing.T) {
 					// Infrastructure pod templates carry their image's version instead
 					// (TestVersionBumpKeepsInfrastructurePods).
 					want := p.Spec.Version
-					if u.GetKind() == "StatefulSet" {
+					switch u.GetKind() {
+					case "StatefulSet":
 						want = imageTag(t, convert[appsv1.StatefulSet](t, u).Spec.Template.Spec.Containers[0].Image)
+					case "Job": // MinIO's user setup, on MinIO's image
+						want = imageTag(t, convert[batchv1.Job](t, u).Spec.Template.Spec.Containers[0].Image)
 					}
 					checkLabels(t, id+" pod template", tpl, p, want)
 				}
@@ -281,7 +287,8 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 				if !res.Allowed {
 					t.Errorf("%s: violates PodSecurity restricted: %s", id, res.ForbiddenDetail())
 				}
-				for _, problem := range hardeningProblems(tpl.Spec) {
+				// A Job's container runs to completion: nothing to probe.
+				for _, problem := range hardeningProblems(tpl.Spec, !strings.HasPrefix(id, "Job/")) {
 					t.Errorf("%s: %s", id, problem)
 				}
 			}
@@ -289,8 +296,9 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	}
 }
 
-// hardeningProblems are the spec's requirements beyond the restricted standard.
-func hardeningProblems(spec corev1.PodSpec) []string {
+// hardeningProblems are the spec's requirements beyond the restricted standard;
+// probes says long-running containers must have liveness and readiness probes.
+func hardeningProblems(spec corev1.PodSpec, probes bool) []string {
 	var out []string
 	psc := spec.SecurityContext
 	if psc == nil || psc.RunAsUser == nil || *psc.RunAsUser == 0 || psc.FSGroup == nil {
@@ -307,7 +315,7 @@ func hardeningProblems(spec corev1.PodSpec) []string {
 		if c.Resources.Limits.Memory().IsZero() {
 			out = append(out, c.Name+": no memory limit")
 		}
-		if !isInit(c.Name, spec) && (c.LivenessProbe == nil || c.ReadinessProbe == nil) {
+		if probes && !isInit(c.Name, spec) && (c.LivenessProbe == nil || c.ReadinessProbe == nil) {
 			out = append(out, c.Name+": missing liveness or readiness probe")
 		}
 	}
@@ -389,7 +397,12 @@ func TestConfigChangeRollsPods(t *testing.T) {
 
 func TestSecretsHaveNoValues(t *testing.T) {
 	p, rel := production(t)
-	want := map[string]string{"postgres": "password", "redis": "password", "minio": "root-user,root-password"}
+	want := map[string]string{
+		"postgres":                  "password",
+		"redis":                     "password",
+		"minio":                     "root-user,root-password",
+		"minio-service-credentials": "access-key,secret-key",
+	}
 	got := map[string]string{}
 	for _, u := range mustRender(t, p, rel) {
 		if u.GetKind() != "Secret" {
