@@ -38,6 +38,9 @@ type Loader struct {
 	ContextNamespace func() (string, error)
 	// Stdin is read for the file name "-".
 	Stdin io.Reader
+	// Recursive makes Load read the directories under a directory too, as kubectl's
+	// -R; without it only the directory's own files are read.
+	Recursive bool
 }
 
 // Loaded is one validated platform with the release its version names and the
@@ -139,10 +142,17 @@ func needsNamespace(platforms []*v1alpha1.OntoPlatform) bool {
 }
 
 // Load is Read, plus each platform's release entry; patches are the run's one-off
-// patches.
+// patches. file may also be a directory: its *.yaml, *.yml and *.json files are read
+// in name order (Recursive: those of its subdirectories too), every file is checked
+// before any platform is returned, and the errors of all files are returned at once,
+// each naming its file. Two platforms of the same name, or in the same namespace (one
+// namespace holds one platform), are refused.
 func (l *Loader) Load(file string, patches []render.Patch) ([]Loaded, error) {
-	platforms, err := l.Read(file)
+	platforms, err := l.readAll(file)
 	if err != nil {
+		return nil, err
+	}
+	if err := distinctNamespaces(platforms); err != nil {
 		return nil, err
 	}
 	out := make([]Loaded, 0, len(platforms))
