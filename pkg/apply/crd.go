@@ -1,0 +1,41 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"context"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+)
+
+// ApplyCRD installs or updates the OntoPlatform CRD of d when it differs from the
+// cluster's, and waits until it is served; it reports whether it wrote. An apply of
+// many platforms calls it once before them: their runs, concurrent, then find it
+// unchanged, rather than each writing it and resetting the shared RESTMapper under the
+// others. Fields of another field manager are refused as Apply refuses them, unless
+// opts.ForceConflicts.
+func (a *Applier) ApplyCRD(ctx context.Context, d *plan.Desired, opts Options) (bool, error) {
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager}
+	ch, err := planner.PlanCRD(ctx, d)
+	if err != nil {
+		return false, err
+	}
+	if len(ch.Conflicts) > 0 && !opts.ForceConflicts {
+		return false, &ConflictError{Changes: []plan.Change{ch}}
+	}
+	if ch.Action != plan.ActionCreate && ch.Action != plan.ActionUpdate {
+		return false, nil
+	}
+	if err := a.applyOne(ctx, ch, opts); err != nil {
+		return false, &ApplyError{Plane: plan.PlatformPlane, Object: ch.Object.String(), Err: err}
+	}
+	if err := a.waitCRD(ctx, d.CRD.GetName()); err != nil {
+		return false, &ApplyError{Plane: plan.PlatformPlane, Object: ch.Object.String(), Err: err}
+	}
+	a.Clients.Mapper.Reset()
+	return true, nil
+}
