@@ -28,6 +28,10 @@ type Progress struct {
 	JSON bool
 	// Now is the clock; the elapsed time is measured from the first event.
 	Now func() time.Time
+	// Platform, when set, names the platform ("namespace/name") on every line: a run
+	// over several platforms interleaves their progress on one stream. It begins each
+	// text line and is the "platform" field of each JSON line.
+	Platform string
 
 	mu    sync.Mutex
 	start time.Time
@@ -103,9 +107,10 @@ func (p *Progress) Handle(e apply.Event) {
 	}
 	if p.JSON {
 		data, err := json.Marshal(struct {
+			Platform string `json:"platform,omitempty"`
 			apply.Event
 			Elapsed float64 `json:"elapsedSeconds"`
-		}{e, now.Sub(p.start).Seconds()})
+		}{p.Platform, e, now.Sub(p.start).Seconds()})
 		if err == nil {
 			fmt.Fprintf(p.Out, "%s\n", data)
 		}
@@ -182,5 +187,9 @@ func (p *Progress) Handle(e apply.Event) {
 	default:
 		line = fmt.Sprintf("%s %s %s %s", e.Type, e.Plane, e.Object, e.Message)
 	}
-	fmt.Fprintf(p.Out, "%s %s\n", t.Faint.Render(fmt.Sprintf("[%5.1fs]", now.Sub(p.start).Seconds())), line)
+	prefix := ""
+	if p.Platform != "" {
+		prefix = t.Bold.Render(p.Platform) + " "
+	}
+	fmt.Fprintf(p.Out, "%s%s %s\n", prefix, t.Faint.Render(fmt.Sprintf("[%5.1fs]", now.Sub(p.start).Seconds())), line)
 }
