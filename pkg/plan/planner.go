@@ -611,20 +611,20 @@ func takeBackReplicas(p *Plan, live map[string]*unstructured.Unstructured) {
 	}
 }
 
-// PlanCRD plans the CRD alone, as Plan plans it: a create when it does not exist, else
+// PlanCRD plans the OntoPlatform CRD (CRD()) alone, as Plan plans it: a create when it does not exist, else
 // its dry-run. Commands applying many platforms write the CRD once, before them, so
 // that their runs find it unchanged instead of each writing it.
-func (pl *Planner) PlanCRD(ctx context.Context, d *Desired) (Change, error) {
-	live, err := pl.getLive(ctx, d.CRD)
+func (pl *Planner) PlanCRD(ctx context.Context, crd *unstructured.Unstructured) (Change, error) {
+	live, err := pl.getLive(ctx, crd)
 	if err != nil {
-		return Change{}, fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
+		return Change{}, fmt.Errorf("plan CRD %s: %w", crd.GetName(), err)
 	}
 	if live == nil {
-		return createChange(d.CRD), nil
+		return createChange(crd), nil
 	}
-	ch, err := pl.planObject(ctx, d.CRD, live, "", nil)
+	ch, err := pl.planObject(ctx, crd, live, "", nil)
 	if err != nil {
-		return Change{}, fmt.Errorf("plan CRD %s: %w", d.CRD.GetName(), err)
+		return Change{}, fmt.Errorf("plan CRD %s: %w", crd.GetName(), err)
 	}
 	return ch, nil
 }
