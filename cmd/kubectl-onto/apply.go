@@ -96,6 +96,8 @@ type ApplyOptions struct {
 	UpgradeFlags
 	OutputFlags
 	DryRunFlags
+	// FleetFlags tune a run over several platforms.
+	FleetFlags
 	// PlanFile applies a plan saved with `plan -o json`.
 	PlanFile string
 
@@ -107,8 +109,9 @@ func NewCmdApply(g *GlobalOptions) *cobra.Command {
 	o := &ApplyOptions{GlobalOptions: g}
 	// --patch applies to this run only: say so, so nobody relies on it being stored.
 	o.FileFlags.WarnUnstoredPatches = true
+	o.FileFlags.Many = true
 	cmd := &cobra.Command{
-		Use:   "apply -f FILE",
+		Use:   "apply -f FILE|DIR",
 		Short: "Install or update the platform, plane by plane",
 		Long: `Apply validates the file offline (a bad file writes nothing), installs or updates
 the OntoPlatform CRD, stores the OntoPlatform, then applies each plane in order with
@@ -123,12 +126,23 @@ help; --canary-soak, --canary-timeout and --atomic tune it), and refuses a downg
 or a version off the release's upgrade path unless --force-version.
 
 Only one apply or uninstall of a platform runs at a time: a lease in its namespace is
-the lock, and it expires if a run crashes.`,
+the lock, and it expires if a run crashes.
+
+A file of several documents, or a directory (its .yaml, .yml and .json files; -R for
+its subdirectories), applies several platforms, each in its own namespace. Every file
+is validated before anything is written. The CRD is written once, then the platforms
+run --parallel at a time, each with its own lock, status and revision; their progress
+lines start with namespace/name, and a table (NAMESPACE NAME RESULT CHANGES DURATION
+ERROR) ends the run. One failure does not stop the others unless --fail-fast; the run
+exits 1 naming the platforms that failed. With -o json the last line is
+{"platforms": [...], "success": ...}.`,
 		Example: `  kubectl onto apply -f platform.yaml
   kubectl onto apply -f platform.yaml --dry-run=server        # plan, validated by the API server
   kubectl onto apply -f platform.yaml --dry-run               # offline: what would be applied, plane by plane
   kubectl onto apply -f platform.yaml -o json > events.jsonl  # progress as JSON lines, for CI
-  kubectl onto apply -f platform.yaml --plan plan.json        # exactly the reviewed plan`,
+  kubectl onto apply -f platform.yaml --plan plan.json        # exactly the reviewed plan
+  kubectl onto apply -f tenants/ --parallel 8                 # every platform of the directory, 8 at a time
+  kubectl onto apply -f tenants.yaml --fail-fast              # several platforms; the first failure cancels the rest`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
@@ -136,6 +150,7 @@ the lock, and it expires if a run crashes.`,
 	o.ApplyFlags.AddFlags(cmd.Flags())
 	o.UpgradeFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
+	o.FleetFlags.AddFlags(cmd.Flags())
 	o.DryRunFlags.AddFlags(cmd.Flags(), "client lists what would be applied, plane by plane, without contacting the cluster; server prints the plan, each object validated by the API server, and fails where apply would")
 	cmd.Flags().StringVar(&o.PlanFile, "plan", "", "Apply this plan (from plan -o json); refused if the cluster changed since it was made")
 	return cmd
@@ -155,6 +170,9 @@ func (o *ApplyOptions) Validate() error {
 	if err := o.ApplyFlags.Validate(); err != nil {
 		return err
 	}
+	if err := o.FleetFlags.Validate(); err != nil {
+		return err
+	}
 	dryRun, err := o.Strategy()
 	if err != nil {
 		return err
@@ -171,10 +189,22 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 }
 
 func (o *ApplyOptions) run(ctx context.Context) error {
-	if apply.DryRunStrategy(o.DryRun) == apply.DryRunClient {
-		return o.clientDryRun()
+	loaded, err := o.loadPlatforms(o.FileFlags)
+	if err != nil {
+		return err
 	}
-	d, lp, clients, err := o.loadDesiredLive(ctx, o.FileFlags)
+	if len(loaded) > 1 {
+		return o.runMany(ctx, loaded)
+	}
+	lp := loaded[0]
+	if apply.DryRunStrategy(o.DryRun) == apply.DryRunClient {
+		return o.clientDryRun(lp)
+	}
+	clients, err := o.Clients()
+	if err != nil {
+		return err
+	}
+	d, err := liveDesired(ctx, clients, &lp, o.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -276,8 +306,8 @@ func (o *ApplyOptions) runUpgrade(ctx context.Context, u *upgrade.Upgrade) error
 
 // clientDryRun lists what apply would write, plane by plane, from the file alone: it
 // sends nothing to the cluster, not even a dry run. -o json prints the objects.
-func (o *ApplyOptions) clientDryRun() error {
-	d, _, err := o.loadDesired(o.FileFlags)
+func (o *ApplyOptions) clientDryRun(lp platform.Loaded) error {
+	d, err := lp.Desired()
 	if err != nil {
 		return err
 	}

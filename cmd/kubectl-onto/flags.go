@@ -32,11 +32,21 @@ type FileFlags struct {
 	// stored: set by commands that write the platform (apply), where the next run
 	// without the same --patch silently reverts what they changed.
 	WarnUnstoredPatches bool
+	// Many is set by commands that act on several platforms (apply, plan): -f may then
+	// name a directory, and -R is registered.
+	Many bool
+	// Recursive reads the subdirectories of a directory given with -f too (-R).
+	Recursive bool
 }
 
-// AddFlags registers -f/--filename and --patch.
+// AddFlags registers -f/--filename and --patch, and -R/--recursive when Many.
 func (f *FileFlags) AddFlags(flags *pflag.FlagSet) {
-	flags.StringVarP(&f.Filename, "filename", "f", "", "OntoPlatform file (YAML or JSON; - reads stdin)")
+	if f.Many {
+		flags.StringVarP(&f.Filename, "filename", "f", "", "OntoPlatform file (YAML or JSON, one or more documents; - reads stdin), or a directory of them (its .yaml, .yml and .json files)")
+		flags.BoolVarP(&f.Recursive, "recursive", "R", false, "Read the subdirectories of the directory given with -f too")
+	} else {
+		flags.StringVarP(&f.Filename, "filename", "f", "", "OntoPlatform file (YAML or JSON; - reads stdin)")
+	}
 	flags.StringArrayVar(&f.PatchFiles, "patch", nil, "Kustomize patches for this run only, applied after spec.patches (repeatable): a list of {patch, target} entries, or strategic-merge patch documents; to keep a patch, put it in spec.patches")
 }
 
@@ -44,6 +54,27 @@ func (f *FileFlags) AddFlags(flags *pflag.FlagSet) {
 func (f *FileFlags) Validate() error {
 	if f.Filename == "" {
 		return fmt.Errorf("a platform file is required: pass -f platform.yaml (kubectl onto init writes a starter)")
+	}
+	return nil
+}
+
+// FleetFlags tune a run over several platforms (a file or directory holding more than
+// one): how many run at once, and whether the first failure stops the others.
+type FleetFlags struct {
+	Parallel int
+	FailFast bool
+}
+
+// AddFlags registers --parallel and --fail-fast.
+func (f *FleetFlags) AddFlags(flags *pflag.FlagSet) {
+	flags.IntVar(&f.Parallel, "parallel", 4, "With several platforms: how many run at once (each holds its own lock, inventory, status and revision)")
+	flags.BoolVar(&f.FailFast, "fail-fast", false, "With several platforms: cancel the others at the first failure (their locks are released; the cancelled are reported as such)")
+}
+
+// Validate checks --parallel.
+func (f *FleetFlags) Validate() error {
+	if f.Parallel < 1 {
+		return fmt.Errorf("invalid --parallel %d: it must be at least 1", f.Parallel)
 	}
 	return nil
 }

@@ -54,6 +54,7 @@ func (g *GlobalOptions) loadPlatforms(files FileFlags) ([]platform.Loaded, error
 	if err != nil {
 		return nil, err
 	}
+	l.Recursive = files.Recursive
 	loaded, err := l.Load(files.Filename, patches)
 	if err != nil {
 		return nil, err

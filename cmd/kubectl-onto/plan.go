@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,8 @@ type PlanOptions struct {
 	*GlobalOptions
 	FileFlags
 	OutputFlags
+	// FleetFlags tune a plan of several platforms.
+	FleetFlags
 	// DetailedExitCode exits 2 when the plan has changes, 0 when it has none.
 	DetailedExitCode bool
 	// ShowUnchanged lists unchanged objects instead of counting them.
@@ -39,8 +42,9 @@ type PlanOptions struct {
 // NewCmdPlan returns `kubectl onto plan`.
 func NewCmdPlan(g *GlobalOptions) *cobra.Command {
 	o := &PlanOptions{GlobalOptions: g}
+	o.FileFlags.Many = true
 	cmd := &cobra.Command{
-		Use:   "plan -f FILE",
+		Use:   "plan -f FILE|DIR",
 		Short: "Show what apply would change, found by a server-side apply dry-run",
 		Long: `Plan renders the platform and asks the API server, with a server-side apply
 dry-run per object (field manager kubectl-onto), what applying it would do: each object
@@ -49,15 +53,24 @@ object of this platform's inventory it no longer renders) or unchanged. Fields a
 field manager owns are shown as conflicts. Secret values are never shown.
 
 -o json prints the plan as data; apply --plan applies exactly that plan, and refuses
-it if the cluster changed since.`,
+it if the cluster changed since.
+
+A file of several documents, or a directory (its .yaml, .yml and .json files; -R for
+its subdirectories), plans several platforms, --parallel at a time: each plan in the
+file's order, then a table (NAMESPACE NAME RESULT CHANGES DURATION ERROR); -o json
+prints {"platforms": [{"namespace", "name", "result", "plan", ...}], "success": ...}.
+A platform that cannot be planned does not stop the others unless --fail-fast; the
+run exits 1 naming it. --detailed-exitcode exits 2 when any plan has changes.`,
 		Example: `  kubectl onto plan -f platform.yaml
   kubectl onto plan -f platform.yaml --detailed-exitcode   # 0 no changes, 2 changes, 1 error
-  kubectl onto plan -f platform.yaml -o json > plan.json && kubectl onto apply -f platform.yaml --plan plan.json`,
+  kubectl onto plan -f platform.yaml -o json > plan.json && kubectl onto apply -f platform.yaml --plan plan.json
+  kubectl onto plan -f tenants/ -R --parallel 8             # every platform under tenants/`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "jsonpath")
+	o.FleetFlags.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "Exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&o.ShowUnchanged, "show-unchanged", false, "List unchanged objects too")
 	cmd.Flags().BoolVar(&o.Adopt, "adopt", false, "Plan as apply --adopt would: existing objects of no platform are updates, not conflicts")
@@ -72,12 +85,31 @@ func (o *PlanOptions) Complete(_ []string) (err error) {
 
 // Validate checks the flags.
 func (o *PlanOptions) Validate() error {
-	return o.FileFlags.Validate()
+	if err := o.FileFlags.Validate(); err != nil {
+		return err
+	}
+	return o.FleetFlags.Validate()
 }
 
-// Run plans and prints.
+// Run plans and prints: one platform as always, several each in turn (runMany).
 func (o *PlanOptions) Run(ctx context.Context) error {
-	p, _, err := o.makePlan(ctx, o.FileFlags, o.Adopt)
+	loaded, err := o.loadPlatforms(o.FileFlags)
+	if err != nil {
+		return err
+	}
+	if len(loaded) > 1 {
+		return o.runMany(ctx, loaded)
+	}
+	lp := loaded[0]
+	clients, err := o.Clients()
+	if err != nil {
+		return err
+	}
+	d, err := liveDesired(ctx, clients, &lp, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	p, err := (&plan.Planner{Clients: clients, Adopt: o.Adopt}).Plan(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -90,48 +122,15 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// loadDesired loads, validates and renders the file offline: everything applying it
-// writes. Bad input fails here, before any request.
-func (g *GlobalOptions) loadDesired(files FileFlags) (*plan.Desired, platform.Loaded, error) {
-	lp, err := g.loadPlatform(files)
-	if err != nil {
-		return nil, lp, err
-	}
-	d, err := lp.Desired()
-	return d, lp, err
-}
-
-// loadDesiredLive is loadDesired with what the cluster keeps of the platform: the
+// liveDesired renders lp, offline, with what the cluster keeps of the platform: the
 // memory limits the watch raised (status.remediations), which an unchanged file must
-// not take back. The file is read and validated before any request.
-func (g *GlobalOptions) loadDesiredLive(ctx context.Context, files FileFlags) (*plan.Desired, platform.Loaded, *kube.Clients, error) {
-	lp, err := g.loadPlatform(files)
-	if err != nil {
-		return nil, lp, nil, err
+// not take back (keepRemediations, whose notes go to notes). The file was read and
+// validated before any request.
+func liveDesired(ctx context.Context, clients *kube.Clients, lp *platform.Loaded, notes io.Writer) (*plan.Desired, error) {
+	if err := keepRemediations(ctx, clients, lp, notes); err != nil {
+		return nil, err
 	}
-	clients, err := g.Clients()
-	if err != nil {
-		return nil, lp, nil, err
-	}
-	if err := keepRemediations(ctx, clients, &lp, g.ErrOut); err != nil {
-		return nil, lp, nil, err
-	}
-	d, err := lp.Desired()
-	return d, lp, clients, err
-}
-
-// makePlan loads the file (loadDesiredLive), then plans it against the cluster.
-func (g *GlobalOptions) makePlan(ctx context.Context, files FileFlags, adopt bool) (*plan.Plan, *plan.Desired, error) {
-	d, _, clients, err := g.loadDesiredLive(ctx, files)
-	if err != nil {
-		return nil, nil, err
-	}
-	planner := &plan.Planner{Clients: clients, Adopt: adopt}
-	p, err := planner.Plan(ctx, d)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, d, nil
+	return lp.Desired()
 }
 
 // Clients connects to the cluster kubectl's flags point at. The clients are built once
