@@ -54,10 +54,10 @@ func (o *ApplyOptions) runMany(ctx context.Context, loaded []platform.Loaded) er
 		return err
 	}
 	streams := o.fleetStreams(o.format)
-	results := fleet.RunAll(ctx, loaded, o.Parallel, o.FailFast, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
+	results := runFleet(ctx, loaded, o.FleetFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
 		return o.applyOneOfMany(ctx, clients, lp, streams)
 	})
-	view := fleetView(loaded, results, streams)
+	view := fleetView(loaded, results)
 	if o.format == printers.FormatJSON {
 		// apply -o json is a stream of JSON lines: the summary is its last line.
 		data, err := json.Marshal(view)
@@ -120,7 +120,7 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 	}
 	streams := o.fleetStreams(printers.FormatText)
 	keepObjects := o.format != printers.FormatText
-	results := fleet.RunAll(ctx, loaded, o.Parallel, o.FailFast, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
+	results := runFleet(ctx, loaded, o.FleetFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
 		row := printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}
 		d, err := liveDesired(ctx, clients, &lp, streams.notes(lp.Platform.Namespace+"/"+lp.Platform.Name))
 		if err != nil {
@@ -138,7 +138,7 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 		row.Plan, row.Changes = p, p.Summary.Create+p.Summary.Update+p.Summary.Delete+p.Summary.Replace
 		return row, nil
 	})
-	view := fleetView(loaded, results, streams)
+	view := fleetView(loaded, results)
 	view.ShowUnchanged = o.ShowUnchanged
 	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), view); err != nil {
 		return err
@@ -159,6 +159,20 @@ func dropObjects(p *plan.Plan) {
 			p.Planes[i].Changes[j].Desired = nil
 		}
 	}
+}
+
+// runFleet runs fn for each platform, flags.Parallel at a time. A platform's error is
+// printed in full, with its name, as soon as it fails, where its progress is; the
+// table at the end keeps its first line.
+func runFleet(ctx context.Context, loaded []platform.Loaded, flags FleetFlags, s fleetStreams, fn func(context.Context, platform.Loaded) (printers.FleetPlatform, error)) []fleet.Result[printers.FleetPlatform] {
+	return fleet.RunAll(ctx, loaded, flags.Parallel, flags.FailFast, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
+		row, err := fn(ctx, lp)
+		// A cancelled platform's error is the cancellation, said in the table.
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(s.notes(lp.Platform.Namespace+"/"+lp.Platform.Name), "%s%s\n", s.term.Fail.Render("error: "), explainAPIError(err, "", "").Error())
+		}
+		return row, err
+	})
 }
 
 // fleetStreams are where a run over several platforms prints: their progress
@@ -197,9 +211,8 @@ func (s fleetStreams) notes(ref string) io.Writer {
 }
 
 // fleetView is the table of a run: each platform's row, its result, duration and
-// error. Each failed platform's error is printed in full on stderr, the table keeping
-// its first line.
-func fleetView(loaded []platform.Loaded, results []fleet.Result[printers.FleetPlatform], s fleetStreams) printers.FleetView {
+// error.
+func fleetView(loaded []platform.Loaded, results []fleet.Result[printers.FleetPlatform]) printers.FleetView {
 	view := printers.FleetView{Success: true}
 	for i, r := range results {
 		row := r.Value
@@ -207,9 +220,7 @@ func fleetView(loaded []platform.Loaded, results []fleet.Result[printers.FleetPl
 		row.Result, row.DurationSeconds = string(r.Outcome), r.Duration.Seconds()
 		switch r.Outcome {
 		case fleet.Failed:
-			msg := explainAPIError(r.Err, "", "").Error()
-			row.Error = msg
-			fmt.Fprintf(s.notes(row.Namespace+"/"+row.Name), "%s\n", s.term.Fail.Render("error: ")+msg)
+			row.Error = explainAPIError(r.Err, "", "").Error()
 		case fleet.Cancelled:
 			row.Error = cancelledMessage(r.Err)
 		}

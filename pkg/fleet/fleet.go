@@ -12,6 +12,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -80,6 +81,10 @@ func RunAll[T, R any](ctx context.Context, items []T, parallel int, failFast boo
 			case err == nil:
 			case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(context.Cause(ctx), ErrFailFast)):
 				res.Outcome = Cancelled
+				// The function saw only "context canceled"; the result says why.
+				if cause := context.Cause(ctx); !errors.Is(err, cause) {
+					res.Err = fmt.Errorf("%w: %w", cause, err)
+				}
 			default:
 				res.Outcome = Failed
 				if failFast {

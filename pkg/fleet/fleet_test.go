@@ -151,6 +151,10 @@ func TestRunAllFailFast(t *testing.T) {
 			t.Errorf("result %d: %s (%v), want %s", i, r.Outcome, r.Err, want[i])
 		}
 	}
+	// Item 0 returned "context canceled"; its result says the cancellation was fail-fast's.
+	if !errors.Is(results[0].Err, fleet.ErrFailFast) || !errors.Is(results[0].Err, context.Canceled) {
+		t.Errorf("item 0 cancelled while running: error %v, want ErrFailFast and its own error", results[0].Err)
+	}
 	for i := 2; i < 6; i++ {
 		if _, ok := started.Load(i); ok {
 			t.Errorf("item %d started after the failure under fail-fast", i)
