@@ -32,7 +32,8 @@ func (a *Applier) ApplyCRD(ctx context.Context, crd *unstructured.Unstructured, 
 	if ch.Action != plan.ActionCreate && ch.Action != plan.ActionUpdate {
 		return false, nil
 	}
-	if err := a.applyOne(ctx, ch, opts); err != nil {
+	// A write, retried through a transient API error as the planes' writes are.
+	if err := retryTransient(ctx, opts.RetryBudget, func() error { return a.applyOne(ctx, ch, opts) }); err != nil {
 		return false, &ApplyError{Plane: plan.PlatformPlane, Object: ch.Object.String(), Err: err}
 	}
 	if err := a.waitCRD(ctx, crd.GetName()); err != nil {
