@@ -23,8 +23,9 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 )
 
-// tenantsFile writes one file holding a platform (examples/minimal.yaml) in each
-// namespace, with the spec lines specs[i] appended to the i-th.
+// tenantsFile writes one file holding a platform (examples/minimal.yaml, as
+// platformFile writes it) in each namespace, with the spec lines specs[i] appended to
+// the i-th.
 func tenantsFile(t *testing.T, namespaces []string, specs ...string) string {
 	t.Helper()
 	data, err := os.ReadFile(example("minimal.yaml"))
@@ -33,7 +34,8 @@ func tenantsFile(t *testing.T, namespaces []string, specs ...string) string {
 	}
 	var docs []string
 	for i, ns := range namespaces {
-		docs = append(docs, strings.Replace(string(data), "namespace: onto-dev", "namespace: "+ns, 1)+specs[i])
+		// No minReadySeconds, as platformFile: kwok's pods are Ready at once.
+		docs = append(docs, strings.Replace(string(data), "namespace: onto-dev", "namespace: "+ns, 1)+"  global:\n    minReadySeconds: 0\n"+specs[i])
 	}
 	path := filepath.Join(t.TempDir(), "tenants.yaml")
 	if err := os.WriteFile(path, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
