@@ -273,4 +273,3 @@ func TestLongOutageFailsNamingTheObject(t *testing.T) {
 	}
 	converges(t, c, ns, file)
 }
-
