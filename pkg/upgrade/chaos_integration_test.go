@@ -46,7 +46,8 @@ func (e *upEnv) badRelease(mode testcluster.ChaosMode) release.Release {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rel.Components["data-service"] = release.ComponentImage{Image: image}
+	shipped := rel.Components["data-service"]
+	rel.Components["data-service"] = release.ComponentImage{Image: image, Uses: shipped.Uses}
 	if data, err = yaml.Marshal(rel); err != nil {
 		e.t.Fatal(err)
 	}
