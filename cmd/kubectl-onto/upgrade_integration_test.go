@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 )
@@ -26,17 +27,7 @@ import (
 // smallSpec keeps five components of the minimal example (postgres, ontology-service,
 // data-service, nessie, gateway): every path of an upgrade, in less time; the CLI
 // tests that need no other component install it too.
-const smallSpec = `  infrastructure:
-    kafka: {enabled: false}
-    minio: {enabled: false}
-    redis: {enabled: false}
-  controlPlane:
-    schemaRegistry: {enabled: false}
-    authService: {enabled: false}
-  intelligencePlane:
-    agentRuntime: {enabled: false}
-    reasoningService: {enabled: false}
-`
+const smallSpec = ontotest.SmallSpecYAML
 
 // TestCLIUpgradeResumesAfterKill: the built binary is killed with SIGKILL once the
 // upgrade reached the data plane (control plane moved); the same command run again

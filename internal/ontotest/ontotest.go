@@ -105,6 +105,20 @@ func Small(s *v1alpha1.OntoPlatformSpec) {
 	s.IntelligencePlane.AgentRuntime.Enabled, s.IntelligencePlane.ReasoningService.Enabled = off(), off()
 }
 
+// SmallSpecYAML is Small as lines to append to the minimal example's spec, for tests
+// that drive the built binary with a file.
+const SmallSpecYAML = `  infrastructure:
+    kafka: {enabled: false}
+    minio: {enabled: false}
+    redis: {enabled: false}
+  controlPlane:
+    schemaRegistry: {enabled: false}
+    authService: {enabled: false}
+  intelligencePlane:
+    agentRuntime: {enabled: false}
+    reasoningService: {enabled: false}
+`
+
 // Desired renders p, with the user's patches, with the release its version names.
 func Desired(t testing.TB, p *v1alpha1.OntoPlatform, patches ...render.Patch) *plan.Desired {
 	t.Helper()

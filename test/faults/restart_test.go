@@ -39,19 +39,6 @@ import (
 
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
-// small keeps five components, as the main suite's small platforms do.
-const small = `  infrastructure:
-    kafka: {enabled: false}
-    minio: {enabled: false}
-    redis: {enabled: false}
-  controlPlane:
-    schemaRegistry: {enabled: false}
-    authService: {enabled: false}
-  intelligencePlane:
-    agentRuntime: {enabled: false}
-    reasoningService: {enabled: false}
-`
-
 var (
 	buildOnce sync.Once
 	binary    string
@@ -86,7 +73,7 @@ func platformFile(t *testing.T, ns string) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "platform.yaml")
-	s := strings.Replace(string(data), "namespace: onto-dev", "namespace: "+ns, 1) + small
+	s := strings.Replace(string(data), "namespace: onto-dev", "namespace: "+ns, 1) + ontotest.SmallSpecYAML
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
