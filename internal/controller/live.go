@@ -25,10 +25,10 @@ import (
 
 // cacheSource is the planner's live source in the watch: the kinds the watch caches
 // are read from its informers, the others (the namespace, the CRD, kinds of optional
-// APIs) from the API server. Only the unlocked idle check reads it: a pass that may
-// write plans again from the API server under the lock, so a cache that lags, or
-// does not hold an object (the cache keeps only the platforms' members), costs at
-// most a locked pass, never a wrong write.
+// APIs) from the API server. The cache says which objects exist and which
+// resourceVersions moved; the planner reads from the API server the objects it
+// dry-runs and those the cache does not hold (it keeps only the platforms' members),
+// so a cache that lags costs at most another pass, never a wrong write.
 type cacheSource struct {
 	reader client.Reader
 	scheme *runtime.Scheme

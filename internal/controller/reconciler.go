@@ -94,9 +94,9 @@ type Reconciler struct {
 
 	// APIReader reads around the cache (the platform under the lock).
 	APIReader client.Reader
-	// Live is where the unlocked idle check reads the platform's objects (the
-	// manager's cache); the API server when nil. Locked passes always read the API
-	// server.
+	// Live is where passes read the platform's objects and readiness (the manager's
+	// cache); the API server when nil. The few objects a pass dry-runs are read from
+	// the API server either way (plan.Planner.Live).
 	Live plan.LiveSource
 
 	fights        fights
