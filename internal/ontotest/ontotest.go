@@ -10,7 +10,6 @@ Licensed under the Apache License, Version 2.0.
 package ontotest
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -34,20 +33,7 @@ import (
 // (any package directory of the module).
 func ExamplePath(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "examples", name)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no go.mod above the test's directory: cannot find examples/%s", name)
-		}
-		dir = parent
-	}
+	return testcluster.RepoFile(t, filepath.Join("examples", name))
 }
 
 // Example loads examples/<name> as the CLI does (validated, defaulted) and moves the

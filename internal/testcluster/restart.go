@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package testcluster
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,10 +24,7 @@ import (
 // component run serially, on a cluster of their own (make faults).
 func (c *Cluster) Restart(t testing.TB, name string, down time.Duration, kill bool) {
 	t.Helper()
-	script, err := repoFile("hack/testcluster/restart.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := RepoFile(t, "hack/testcluster/restart.sh")
 	args := []string{name, "--down", strconv.FormatFloat(down.Seconds(), 'f', -1, 64)}
 	if kill {
 		args = append(args, "--kill")
@@ -42,20 +38,22 @@ func (c *Cluster) Restart(t testing.TB, name string, down time.Duration, kill bo
 	}
 }
 
-// repoFile finds path in the repository the test runs in: up from the working
-// directory (a package's directory under go test) to the directory holding go.mod.
-func repoFile(path string) (string, error) {
+// RepoFile is the path of path, relative to the repository's root, for a test: found
+// up from the working directory (a package's directory under go test) to the
+// directory holding go.mod.
+func RepoFile(t testing.TB, path string) string {
+	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", err
+		t.Fatal(err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, path), nil
+			return filepath.Join(dir, path)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("not inside the repository (no go.mod above the working directory)")
+			t.Fatalf("no go.mod above the test's directory: cannot find %s", path)
 		}
 		dir = parent
 	}
