@@ -161,3 +161,33 @@ func TestRunWithin(t *testing.T) {
 		t.Fatalf("a failed run without a timeout: %v, want its own error", err)
 	}
 }
+
+// TestApplyFlagFloors: a lock TTL too short to renew, or a negative retry budget, is
+// refused before anything is read, by every command that applies.
+func TestApplyFlagFloors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apply", "-f", example("minimal.yaml"), "--lock-ttl", "1s"}, "--lock-ttl 1s: must be at least 3s"},
+		{[]string{"apply", "-f", example("minimal.yaml"), "--retry-budget", "-1s"}, "--retry-budget -1s: must not be negative"},
+		{[]string{"upgrade", "--to", "1.6.0", "--lock-ttl", "2s"}, "--lock-ttl 2s: must be at least 3s"},
+		{[]string{"scale", "gateway", "--replicas", "2", "--lock-ttl", "2s"}, "--lock-ttl 2s: must be at least 3s"},
+	} {
+		// A cluster nobody listens at: the refusal must come before any request.
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u, namespace: onto-dev}}]
+users: [{name: u, user: {token: t}}]
+current-context: c
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := runCmd(t, append(tc.args, "--kubeconfig", kubeconfig)...)
+		if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
