@@ -50,6 +50,7 @@ type env struct {
 	cluster  *testcluster.Cluster
 	clients  *kube.Clients
 	writes   *atomic.Int64 // requests that change the platform: not GET/LIST/WATCH, dry-run or the lock lease
+	dryRuns  *atomic.Int64 // server-side dry-runs
 	platform *v1alpha1.OntoPlatform
 	// patches are user kustomize patches rendered with the platform.
 	patches []render.Patch
@@ -62,13 +63,16 @@ func newEnv(t *testing.T, example string) *env {
 	c := testcluster.New(t)
 	ensureServiceMonitorCRD(t, c)
 	ns := c.Namespace(t)
-	e := &env{t: t, cluster: c, writes: &atomic.Int64{}}
+	e := &env{t: t, cluster: c, writes: &atomic.Int64{}, dryRuns: &atomic.Int64{}}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			// The lock lease is the run's own bookkeeping, not a write to the platform.
 			if r.Method != http.MethodGet && !strings.Contains(r.URL.RawQuery, "dryRun=") && !strings.HasPrefix(r.URL.Path, "/apis/coordination.k8s.io/") {
 				e.writes.Add(1)
+			}
+			if strings.Contains(r.URL.RawQuery, "dryRun=") {
+				e.dryRuns.Add(1)
 			}
 			return rt.RoundTrip(r)
 		})
@@ -298,9 +302,14 @@ func TestApplyProductionExample(t *testing.T) {
 		t.Fatalf("snapshot of revision 1 (%q): %+v, %v", st.History[0].Snapshot, snap, err)
 	}
 
+	e.dryRuns.Store(0)
 	if p := e.plan(e.desired()); p.HasChanges() {
 		t.Fatalf("plan after apply has changes: %+v", p.Summary)
 	}
+	if n := e.dryRuns.Load(); n != 0 {
+		t.Errorf("the plan of the unchanged platform sent %d dry-runs, want 0: each object is proven unchanged from its managed fields", n)
+	}
+	e.checkProofAgreesWithServer()
 
 	e.writes.Store(0)
 	e.mustApply()
@@ -719,5 +728,93 @@ func TestLockLease(t *testing.T) {
 	lease, err := c.Kube.CoordinationV1().Leases(ns).Get(t.Context(), "l", metav1.GetOptions{})
 	if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") != "same" {
 		t.Fatalf("the new holder's lease after the old run's release: %v, %v", lease, err)
+	}
+}
+
+// checkProofAgreesWithServer dry-runs every object the managed fields prove unchanged
+// (plan.ProvenUnchanged) and fails if the API server would change any of it: the proof
+// replaces exactly these requests, so it must never say unchanged where they would not.
+func (e *env) checkProofAgreesWithServer() {
+	e.t.Helper()
+	d := e.desired()
+	proven := 0
+	var unproven []string
+	for _, obj := range append([]*unstructured.Unstructured{d.CRD, d.Platform}, d.Objects()...) {
+		ri, err := e.clients.Resource(obj)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		live, err := ri.Get(e.t.Context(), obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			e.t.Fatalf("get %s: %v", plan.RefOf(obj), err)
+		}
+		if !plan.ProvenUnchanged(obj, live, plan.FieldManager) {
+			unproven = append(unproven, plan.RefOf(obj).String())
+			continue
+		}
+		proven++
+		data, err := obj.MarshalJSON()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		merged, err := ri.Patch(e.t.Context(), obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: plan.FieldManager, DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			e.t.Fatalf("dry-run %s: %v", plan.RefOf(obj), err)
+		}
+		if diff := plan.Diff(live, merged); len(diff) != 0 {
+			e.t.Errorf("%s is proven unchanged, but its dry-run changes %+v", plan.RefOf(obj), diff)
+		}
+	}
+	if proven == 0 {
+		e.t.Error("no object proven unchanged: the check checked nothing")
+	}
+	e.t.Logf("%d objects proven unchanged, each confirmed by its dry-run; not proven (dry-run by a plan): %v", proven, unproven)
+}
+
+// TestPlanSeesWhatTheProofCannot: an object another manager changed is dry-run, and
+// the plan names the change and the manager; a field another manager adds beside
+// ours changes nothing and costs no dry-run.
+func TestPlanSeesWhatTheProofCannot(t *testing.T) {
+	t.Parallel()
+	e := newSmallEnv(t)
+	e.mustApply()
+	ns := e.platform.Namespace
+	e.checkProofAgreesWithServer()
+	e.dryRuns.Store(0)
+	if p := e.plan(e.desired()); p.HasChanges() || e.dryRuns.Load() != 0 {
+		t.Fatalf("plan of the unchanged platform: %+v with %d dry-runs, want no change and none", p.Summary, e.dryRuns.Load())
+	}
+
+	// A label of another tool beside ours: not a change of the platform.
+	mark := []byte(`{"metadata":{"labels":{"team":"data"}}}`)
+	if _, err := e.cluster.Kube.CoreV1().ServiceAccounts(ns).Patch(t.Context(), "gateway", types.MergePatchType, mark, metav1.PatchOptions{FieldManager: "other-tool"}); err != nil {
+		t.Fatal(err)
+	}
+	// `kubectl set image` on the gateway: an update by another manager takes the field.
+	dep, err := e.cluster.Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dep.Spec.Template.Spec.Containers[0].Image
+	dep.Spec.Template.Spec.Containers[0].Image = "registry.example/gateway:hotfix"
+	if _, err := e.cluster.Kube.AppsV1().Deployments(ns).Update(t.Context(), dep, metav1.UpdateOptions{FieldManager: "kubectl-set"}); err != nil {
+		t.Fatal(err)
+	}
+	e.dryRuns.Store(0)
+	p := e.plan(e.desired())
+	updates := changesOf(p, plan.ActionUpdate)
+	if len(updates) != 1 || updates[0].Object.Name != "gateway" || updates[0].Object.Kind != "Deployment" {
+		t.Fatalf("updates = %+v, want the gateway Deployment alone", updates)
+	}
+	f, ok := hasField(updates[0], "spec.template.spec.containers[name=gateway].image")
+	if !ok || f.New != want {
+		t.Errorf("gateway change %+v, want the image set back to %s", updates[0].Fields, want)
+	}
+	if len(updates[0].Conflicts) == 0 || updates[0].Conflicts[0].Manager != "kubectl-set" {
+		t.Errorf("conflicts %+v, want the image owned by kubectl-set", updates[0].Conflicts)
+	}
+	if n := e.dryRuns.Load(); n != 2 {
+		// The drifted Deployment's dry-run, then the forced one that shows the rest.
+		t.Errorf("plan sent %d dry-runs, want 2 (the drifted Deployment's, plain and forced)", n)
 	}
 }

@@ -301,8 +301,6 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 			return Change{}, err
 		}
 	}
-	opts := metav1.PatchOptions{FieldManager: pl.fieldManager(), DryRun: []string{metav1.DryRunAll}}
-	merged, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
 	var conflicts []Conflict
 	// Every platform applies with the same field manager, so SSA cannot see one platform
 	// taking another's object: the inventory label can.
@@ -331,6 +329,13 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 			Message: "the object exists and belongs to no platform (made by hand or by another tool); --adopt makes it this platform's",
 		})
 	}
+	// What the managed fields prove unchanged needs no dry-run: a plan of an unchanged
+	// platform then costs its lists alone.
+	if len(conflicts) == 0 && ProvenUnchanged(obj, live, pl.fieldManager()) {
+		return Change{Object: RefOf(obj), ResourceVersion: live.GetResourceVersion(), Action: ActionUnchanged}, nil
+	}
+	opts := metav1.PatchOptions{FieldManager: pl.fieldManager(), DryRun: []string{metav1.DryRunAll}}
+	merged, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
 	if apierrors.IsConflict(err) {
 		// Show the conflict instead of failing: what the apply would take over, from
 		// whom. The forced dry-run then gives the rest of the diff.

@@ -192,10 +192,15 @@ func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []js
 			Key: gpuResource, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
 		})
 	}
-	ops := []jsonOp{
+	var ops []jsonOp
+	if m := b.minReadySeconds(); m > 0 {
 		// A pod counts as available only after staying Ready this long: a rollout
 		// whose new pods crash just after turning Ready stops instead of succeeding.
-		opAdd("/spec/minReadySeconds", b.minReadySeconds()),
+		// Zero is left out, as the API server stores it: a field rendered as the
+		// server keeps it lets a plan prove the object unchanged without a dry-run.
+		ops = append(ops, opAdd("/spec/minReadySeconds", m))
+	}
+	ops = append(ops,
 		opAdd("/spec/template/spec/containers/0/resources", res),
 		// Every main container is behind a Service. A terminating pod leaves the
 		// Service's endpoints while the kubelet stops it, and kube-proxies and ingress
@@ -206,7 +211,7 @@ func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []js
 		opAdd("/spec/template/spec/containers/0/lifecycle", map[string]any{
 			"preStop": map[string]any{"sleep": map[string]any{"seconds": preStopSleepSeconds}},
 		}),
-	}
+	)
 	if g.ImagePullPolicy != "" {
 		ops = append(ops, opAdd("/spec/template/spec/containers/0/imagePullPolicy", g.ImagePullPolicy))
 	}

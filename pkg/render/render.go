@@ -207,6 +207,9 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 	if err := nameJobsByContent(objs); err != nil {
 		return nil, fmt.Errorf("render platform %s: %w", p.Name, err)
 	}
+	for _, o := range objs {
+		completeAtomicDefaults(o.obj)
+	}
 	return groupByPlane(objs), nil
 }
 
