@@ -55,6 +55,9 @@ const (
 	// ReasonCLIRunInProgress: a CLI run holds the platform's lock; the watch
 	// reconciles after it (Progressing, set by the watch).
 	ReasonCLIRunInProgress = "CLIRunInProgress"
+	// ReasonInterrupted: a CLI run was stopped (Ctrl-C, SIGTERM) before it finished;
+	// what it wrote stays, and a re-run finishes it.
+	ReasonInterrupted = "Interrupted"
 )
 
 // MaxHistory is how many revisions status keeps.
@@ -198,7 +201,7 @@ const (
 )
 
 // RevisionResult is how a revision ended.
-// +kubebuilder:validation:Enum=Succeeded;Failed;RolledBack
+// +kubebuilder:validation:Enum=Succeeded;Failed;RolledBack;Interrupted
 type RevisionResult string
 
 // Revision results.
@@ -206,6 +209,8 @@ const (
 	RevisionSucceeded  RevisionResult = "Succeeded"
 	RevisionFailed     RevisionResult = "Failed"
 	RevisionRolledBack RevisionResult = "RolledBack"
+	// RevisionInterrupted: the run was stopped (Ctrl-C, SIGTERM) after it wrote.
+	RevisionInterrupted RevisionResult = "Interrupted"
 )
 
 // Revision is one recorded install, update, upgrade or rollback.

@@ -562,8 +562,19 @@ func (a *Applier) stopReason(ctx context.Context, err error) error {
 		}
 		return lost
 	}
-	return err
+	if errors.As(err, &lost) {
+		return err
+	}
+	return &InterruptedError{Err: err}
 }
+
+// InterruptedError is the end of a run whose context was cancelled by its caller
+// (Ctrl-C, SIGTERM, a deadline): not a failure of the platform. What the run wrote
+// stays; a re-run plans from the cluster and finishes.
+type InterruptedError struct{ Err error }
+
+func (e *InterruptedError) Error() string { return e.Err.Error() }
+func (e *InterruptedError) Unwrap() error { return e.Err }
 
 // writes reports whether applying p with opts writes anything: deletes count only when
 // prune is on.

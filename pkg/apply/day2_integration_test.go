@@ -19,6 +19,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -108,6 +109,16 @@ func TestApplyConvergesAfterPartialRun(t *testing.T) {
 	}
 	if p := e.plan(e.desired()); !p.HasChanges() {
 		t.Fatal("the interrupted apply finished everything; the test interrupts nothing")
+	}
+	// The status says the run was stopped, not that the platform failed, and the
+	// history keeps the interrupted run.
+	st := e.getPlatform().Status
+	progressing := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
+	if progressing == nil || progressing.Status != metav1.ConditionFalse || progressing.Reason != v1alpha1.ReasonInterrupted {
+		t.Errorf("Progressing after Ctrl-C = %+v, want False/Interrupted", progressing)
+	}
+	if last := st.History[len(st.History)-1]; last.Result != v1alpha1.RevisionInterrupted {
+		t.Errorf("last revision after Ctrl-C = %+v, want Interrupted", last)
 	}
 	if _, err := e.apply(testOptions()); err != nil {
 		t.Fatalf("re-run after Ctrl-C: %v", err)

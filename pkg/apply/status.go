@@ -83,7 +83,16 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	next.ReadyComponents = fmt.Sprintf("%d/%d", ready, total)
 	set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "")
 	var planeNotReady *PlaneNotReadyError
+	var interrupted *InterruptedError
 	switch {
+	case errors.As(applyErr, &interrupted):
+		// Stopped by its caller, not failed: nothing says the platform is broken,
+		// only that this run did not finish.
+		next.Phase = v1alpha1.PhaseError
+		msg := fmt.Sprintf("the run applying version %s was interrupted (%v) with %d/%d components ready; run apply again to finish", d.Version, interrupted.Err, ready, total)
+		set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonInterrupted, msg)
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInterrupted, msg)
+		set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonInterrupted, msg)
 	case errors.As(applyErr, &planeNotReady):
 		// A reconciler's run that stopped at a plane still rolling out: progress, not
 		// a failure; the reconciler comes back.
@@ -177,6 +186,10 @@ func notReadyMessage(comps []v1alpha1.ComponentStatus) string {
 }
 
 func resultOf(err error) v1alpha1.RevisionResult {
+	var interrupted *InterruptedError
+	if errors.As(err, &interrupted) {
+		return v1alpha1.RevisionInterrupted
+	}
 	if err != nil {
 		return v1alpha1.RevisionFailed
 	}
