@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/coomia-dip/kubectl-onto/internal/bench"
-	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
 // config is the command line.
@@ -171,7 +170,15 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	if err := bench.WriteManifest(d, manifest); err != nil {
 		return err
 	}
-	side, err := compare(ctx, cl, kubectl, d, manifest, c.runs)
+	bin, err := buildPlugin(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	file, err := moveToNamespace(tmp, c.example, ns)
+	if err != nil {
+		return err
+	}
+	side, err := compare(ctx, kubectl, bin, c.kubeconfig, file, manifest, c.runs)
 	if err != nil {
 		return err
 	}
@@ -191,7 +198,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		}
 	}
 	fmt.Fprintf(out, "\nkubectl-onto benchmarks, %s, against %s (kubectl %s)\n", time.Now().Format(time.RFC3339), cl.Config.Host, kubectlPath)
-	fmt.Fprintf(out, "%d objects (production example, plus the CRD and the OntoPlatform); medians of %d interleaved runs; a shared machine makes single figures noisy, the side-by-side ratios less so.\n\n", len(d.Objects()), c.runs)
+	fmt.Fprintf(out, "%d objects (production example, plus the CRD and the OntoPlatform); whole processes, start to exit, medians of %d interleaved runs; a shared machine makes single figures noisy, the side-by-side ratios less so.\n\n", len(d.Objects()), c.runs)
 	side.print(out)
 	if err := printInstalls(out, installs); err != nil {
 		return err
@@ -201,8 +208,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	}
 	ns2 := bench.NamespaceName("bench")
 	namespaces = append(namespaces, ns2)
-	bin, err := installWithBinary(ctx, tmp, c.kubeconfig, c.example, ns2)
-	if err != nil {
+	if _, err := installWithBinary(ctx, tmp, c.kubeconfig, c.example, ns2); err != nil {
 		return err
 	}
 	if err := measureDoctor(ctx, out, bin, c.kubeconfig, ns2, d.Platform.GetName(), c.runs); err != nil {
@@ -214,18 +220,12 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 // installWithBinary builds the binary and installs the example into ns with it, so the
 // platform has the revision snapshot doctor and upgrade read.
 func installWithBinary(ctx context.Context, tmp, kubeconfig, example, ns string) (string, error) {
-	bin := filepath.Join(tmp, "kubectl-onto")
-	logf("build %s", bin)
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-onto").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, b)
-	}
-	data, err := os.ReadFile(example)
+	bin, err := buildPlugin(ctx, tmp)
 	if err != nil {
 		return "", err
 	}
-	file := filepath.Join(tmp, "upgrade.yaml")
-	moved := regexp.MustCompile(`(?m)^  namespace: .*$`).ReplaceAllLiteralString(string(data), "  namespace: "+ns)
-	if err := os.WriteFile(file, []byte(moved), 0o644); err != nil {
+	file, err := moveToNamespace(tmp, example, ns)
+	if err != nil {
 		return "", err
 	}
 	logf("kubectl-onto apply -f %s (namespace %s)", example, ns)
@@ -233,6 +233,30 @@ func installWithBinary(ctx context.Context, tmp, kubeconfig, example, ns string)
 		return "", err
 	}
 	return bin, nil
+}
+
+// buildPlugin builds kubectl-onto into tmp (once: later calls find it built).
+func buildPlugin(ctx context.Context, tmp string) (string, error) {
+	bin := filepath.Join(tmp, "kubectl-onto")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	logf("build %s", bin)
+	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-onto").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, b)
+	}
+	return bin, nil
+}
+
+// moveToNamespace writes the example, its namespace replaced by ns, into tmp.
+func moveToNamespace(tmp, example, ns string) (string, error) {
+	data, err := os.ReadFile(example)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(tmp, ns+".yaml")
+	moved := regexp.MustCompile(`(?m)^  namespace: .*$`).ReplaceAllLiteralString(string(data), "  namespace: "+ns)
+	return file, os.WriteFile(file, []byte(moved), 0o644)
 }
 
 // measureDoctor runs `doctor` on the installed platform runs times, whole processes,
@@ -305,38 +329,38 @@ func logf(format string, args ...any) {
 // comparison holds the side-by-side runs.
 type comparison struct {
 	plan, diff, noop, apply []time.Duration
-	// Requests of one run each; ours are counted on every run and must not vary.
+	// Requests of one run each, counted in a run of their own (-v 6 slows a run).
 	planReq, noopReq, diffReq, applyReq bench.Counts
 	diffDiffers                         bool
 }
 
-// compare runs plan, kubectl diff, no-op apply and kubectl apply in turn, runs times
-// after one warm-up round, then counts kubectl's requests in one -v=6 run each.
-func compare(ctx context.Context, cl *bench.Cluster, kubectl bench.Kubectl, d *plan.Desired, manifest string, runs int) (*comparison, error) {
+// compare times, as whole processes started and waited for as a user's shell would,
+// `kubectl-onto plan`, `kubectl diff --server-side`, a no-op `kubectl-onto apply` and
+// `kubectl apply --server-side` in turn, runs times after one warm-up round; then it
+// counts each one's requests in one -v 6 run. file is the platform in the installed
+// namespace, manifest the same objects for kubectl.
+func compare(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig, file, manifest string, runs int) (*comparison, error) {
 	c := &comparison{}
+	// --detailed-exitcode: a plan that finds changes exits 2, an error here.
+	planArgs := []string{"plan", "-f", file, "--detailed-exitcode"}
+	applyArgs := []string{"apply", "-f", file}
 	for i := -1; i < runs; i++ {
 		if i < 0 {
 			logf("warm-up round (kubectl's discovery cache, first kubectl apply)")
 		} else {
 			logf("round %d/%d", i+1, runs)
 		}
-		p, err := bench.Plan(ctx, cl.Config, d)
+		p, err := bench.TimePlugin(ctx, bin, kubeconfig, planArgs...)
 		if err != nil {
-			return nil, err
-		}
-		if p.Plan.HasChanges() {
-			return nil, fmt.Errorf("plan of the installed platform has changes: %+v", p.Plan.Summary)
+			return nil, fmt.Errorf("plan of the installed platform: %w", err)
 		}
 		kd, err := kubectl.Diff(ctx, manifest, false)
 		if err != nil {
 			return nil, err
 		}
-		noop, err := bench.Apply(ctx, cl.Config, d, bench.Options())
+		noop, err := bench.TimePlugin(ctx, bin, kubeconfig, applyArgs...)
 		if err != nil {
 			return nil, err
-		}
-		if n := noop.Requests.Writes(); n != 0 {
-			return nil, fmt.Errorf("no-op apply sent %d writes (%s)", n, noop.Requests)
 		}
 		ka, err := kubectl.Apply(ctx, manifest, false)
 		if err != nil {
@@ -345,14 +369,21 @@ func compare(ctx context.Context, cl *bench.Cluster, kubectl bench.Kubectl, d *p
 		if i < 0 {
 			continue
 		}
-		c.plan, c.diff, c.noop, c.apply = append(c.plan, p.Wall), append(c.diff, kd.Wall), append(c.noop, noop.Wall), append(c.apply, ka.Wall)
-		if c.planReq != nil && c.planReq.Total() != p.Requests.Total() || c.noopReq != nil && c.noopReq.Total() != noop.Requests.Total() {
-			return nil, fmt.Errorf("request counts vary between runs: plan %s / %s, apply %s / %s", c.planReq, p.Requests, c.noopReq, noop.Requests)
-		}
-		c.planReq, c.noopReq = p.Requests, noop.Requests
+		c.plan, c.diff, c.noop, c.apply = append(c.plan, p), append(c.diff, kd.Wall), append(c.noop, noop), append(c.apply, ka.Wall)
 		c.diffDiffers = c.diffDiffers || kd.Differs
 	}
-	logf("count kubectl's requests (-v=6)")
+	logf("count requests (-v 6 / -v=6)")
+	pr, err := bench.RunPlugin(ctx, bin, kubeconfig, planArgs...)
+	if err != nil {
+		return nil, err
+	}
+	nr, err := bench.RunPlugin(ctx, bin, kubeconfig, applyArgs...)
+	if err != nil {
+		return nil, err
+	}
+	if n := nr.Requests.Writes(); n != 0 {
+		return nil, fmt.Errorf("no-op apply sent %d writes (%s)", n, nr.Requests)
+	}
 	kd, err := kubectl.Diff(ctx, manifest, true)
 	if err != nil {
 		return nil, err
@@ -361,12 +392,10 @@ func compare(ctx context.Context, cl *bench.Cluster, kubectl bench.Kubectl, d *p
 	if err != nil {
 		return nil, err
 	}
-	c.diffReq, c.applyReq = kd.Requests, ka.Requests
+	c.planReq, c.noopReq, c.diffReq, c.applyReq = pr.Requests, nr.Requests, kd.Requests, ka.Requests
 	c.diffDiffers = c.diffDiffers || kd.Differs
-	if p, err := bench.Plan(ctx, cl.Config, d); err != nil {
-		return nil, err
-	} else if p.Plan.HasChanges() {
-		return nil, fmt.Errorf("kubectl apply changed the platform: plan shows %+v", p.Plan.Summary)
+	if _, err := bench.TimePlugin(ctx, bin, kubeconfig, planArgs...); err != nil {
+		return nil, fmt.Errorf("kubectl apply changed the platform: %w", err)
 	}
 	return c, nil
 }

@@ -47,6 +47,23 @@ func RunPluginExit(ctx context.Context, bin, kubeconfig string, maxExit int, arg
 	return runPlugin(ctx, bin, kubeconfig, maxExit, args...)
 }
 
+// TimePlugin runs bin with args against kubeconfig as a user types it (no -v, no
+// -o json: the logging of each request slows a run down) and returns its wall time,
+// process start to exit; a non-zero exit is an error with the end of its output.
+func TimePlugin(ctx context.Context, bin, kubeconfig string, args ...string) (time.Duration, error) {
+	args = append(args, "--kubeconfig", kubeconfig)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("kubectl-onto %s: %w\n%s", strings.Join(args, " "), err, lastLines(out.String(), 15))
+	}
+	return wall, nil
+}
+
 func runPlugin(ctx context.Context, bin, kubeconfig string, maxExit int, args ...string) (*CommandRun, error) {
 	args = append(args, "-o", "json", "-v", "6", "--kubeconfig", kubeconfig)
 	cmd := exec.CommandContext(ctx, bin, args...)

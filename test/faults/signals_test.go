@@ -1,0 +1,241 @@
+//go:build faults
+
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package faults
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
+	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+)
+
+// signalled is a run of `apply -o json` that was sent a signal at one of its events;
+// sentAt is when, zero when the run ended before that event.
+type signalled struct {
+	run
+	sentAt, exitedAt time.Time
+}
+
+// applySignalled runs `apply -f file -o json` with the built binary and sends sig to
+// it at the first event at accepts, as soon as the event is printed: the signal lands
+// at that event boundary, before the run goes on to the next step's requests. sig 0
+// sends nothing (at only observes). A run killed by a signal exits 128+signal, as a
+// shell reports it.
+func applySignalled(t *testing.T, c *testcluster.Cluster, file string, at func(apply.Event) bool, sig syscall.Signal) signalled {
+	t.Helper()
+	cmd := exec.Command(plugin(t), "apply", "-f", file, "-o", "json", "--kubeconfig", c.Kubeconfig)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var s signalled
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	fired := false
+	for sc.Scan() {
+		var ev apply.Event
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		s.events = append(s.events, ev)
+		if !fired && at(ev) {
+			fired = true
+			if sig != 0 {
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				s.sentAt = time.Now()
+			}
+		}
+	}
+	err = cmd.Wait()
+	s.exitedAt = time.Now()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		s.code = exit.ExitCode()
+		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() {
+			s.code = 128 + int(status.Signal())
+		}
+	case err != nil:
+		t.Fatal(err)
+	}
+	s.stderr = stderr.String()
+	return s
+}
+
+// nth accepts the nth event (from 1); never for 0.
+func nth(n int) func(apply.Event) bool {
+	seen := 0
+	return func(apply.Event) bool { seen++; return seen == n }
+}
+
+// TestKillAtEveryEventOfAnInstall (issue 13, the systematic test): an install is
+// killed with SIGKILL at each of its event boundaries in turn, the Nth event for every
+// N, on a namespace of its own, and the same checks follow each: the immediate re-run
+// takes the dead run's lease over and converges (converges: exit 0, plan empty,
+// Secrets and volumes kept, no lease left, Ready).
+func TestKillAtEveryEventOfAnInstall(t *testing.T) {
+	c := testcluster.New(t)
+	// The event count of an undisturbed install bounds the kill points.
+	ns := c.Namespace(t)
+	full := applySignalled(t, c, platformFile(t, ns), nth(0), 0)
+	if full.code != 0 {
+		t.Fatalf("undisturbed install exited %d: %s", full.code, full.stderr)
+	}
+	points := len(full.events) - 1 // the last event is the end of the run
+	converged := 0
+	for n := 1; n <= points; n++ {
+		ok := t.Run(fmt.Sprintf("%02d-%s", n, full.events[n-1].Type), func(t *testing.T) {
+			ns := c.Namespace(t)
+			file := platformFile(t, ns)
+			start := time.Now()
+			k := applySignalled(t, c, file, nth(n), syscall.SIGKILL)
+			if k.sentAt.IsZero() {
+				t.Fatalf("the run ended after %d events, before event %d", len(k.events), n)
+			}
+			converges(t, c, ns, file)
+			t.Logf("killed after event %d (%s), converged in %s", n, k.events[n-1].Type, time.Since(start).Round(100*time.Millisecond))
+		})
+		if ok {
+			converged++
+		}
+	}
+	t.Logf("kill points: %d, converged: %d", points, converged)
+}
+
+// TestInterruptDuringPlaneWait (scenario 3): SIGINT while the run waits for a plane.
+// The run exits within 5 s with 130, records Progressing=False/Interrupted, and leaves
+// no lease; the re-run converges.
+func TestInterruptDuringPlaneWait(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	file := platformFile(t, ns)
+	probe := applySignalled(t, c, file, nth(0), 0)
+	if probe.code != 0 {
+		t.Fatalf("install exited %d: %s", probe.code, probe.stderr)
+	}
+	// A config change rolls every plane; interrupt at the first wait.
+	appendSpec(t, file, "  observability:\n    logging:\n      level: DEBUG\n")
+	waiting := 0
+	r := applySignalled(t, c, file, func(ev apply.Event) bool {
+		if ev.Type == apply.EventWaiting {
+			waiting++
+		}
+		return waiting == 1
+	}, syscall.SIGINT)
+	if r.sentAt.IsZero() {
+		t.Fatalf("no Waiting event to interrupt; events %+v", r.events)
+	}
+	if d := r.exitedAt.Sub(r.sentAt); d > 5*time.Second {
+		t.Errorf("exited %s after SIGINT, want within 5 s", d.Round(100*time.Millisecond))
+	} else {
+		t.Logf("exited %d, %s after SIGINT", r.code, d.Round(10*time.Millisecond))
+	}
+	if r.code != 130 {
+		t.Errorf("exit code after SIGINT = %d, want 130", r.code)
+	}
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ontotest.Live(t, clients, ns, "onto-dev")
+	if cond := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionProgressing); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonInterrupted {
+		t.Errorf("Progressing after SIGINT = %+v, want False/Interrupted", cond)
+	}
+	if _, err := c.Kube.CoordinationV1().Leases(ns).Get(t.Context(), apply.LockName("onto-dev"), metav1.GetOptions{}); err == nil {
+		t.Error("the lock lease is left after SIGINT")
+	}
+	converges(t, c, ns, file)
+}
+
+// TestSecondRunWhileTheFirstHoldsTheLock (scenario 8): a second apply while the first
+// holds the lock fails within 2 s naming the holder; with --lock-wait it runs once the
+// first is done, and exits 0.
+func TestSecondRunWhileTheFirstHoldsTheLock(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	file := platformFile(t, ns)
+	type second struct {
+		took time.Duration
+		out  []byte
+		err  error
+	}
+	results := make(chan second, 2)
+	startSecond := func(args ...string) {
+		go func() {
+			start := time.Now()
+			out, err := exec.Command(plugin(t), append([]string{"apply", "-f", file, "--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+			results <- second{time.Since(start), out, err}
+		}()
+	}
+	first := applySignalled(t, c, file, func(ev apply.Event) bool {
+		if ev.Type == apply.EventPlaneStarted {
+			startSecond()
+			startSecond("--lock-wait", "5m")
+			return true
+		}
+		return false
+	}, 0)
+	if first.code != 0 {
+		t.Fatalf("first run exited %d: %s", first.code, first.stderr)
+	}
+	var refused, waited *second
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			refused = &r
+		} else {
+			waited = &r
+		}
+	}
+	if refused == nil || refused.took > 2*time.Second || !strings.Contains(string(refused.out), "holds its lock") {
+		t.Errorf("the second run without --lock-wait: %+v, want a refusal within 2 s naming the holder", refused)
+	}
+	if waited == nil {
+		t.Error("the run with --lock-wait failed")
+	} else {
+		t.Logf("without --lock-wait: refused in %s; with --lock-wait 5m: exit 0 in %s", refused.took.Round(10*time.Millisecond), waited.took.Round(100*time.Millisecond))
+	}
+	converges(t, c, ns, file)
+}
+
+// appendSpec appends lines under spec: of the platform file (the last section).
+func appendSpec(t *testing.T, file, lines string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(lines); err != nil {
+		t.Fatal(err)
+	}
+}
