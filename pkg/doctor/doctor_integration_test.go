@@ -36,6 +36,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
@@ -373,6 +374,19 @@ func TestDoctorNodesAndPending(t *testing.T) {
 	f, _ := e.waitFinding(doctor.CodeNodeNotReady, "node/"+node.Name, 60*time.Second)
 	if !strings.Contains(f.Evidence, "Ready=") || !strings.Contains(f.Evidence, "platform pods") {
 		t.Errorf("node finding: %+v", f)
+	}
+	// What apply and status say of a workload whose pods stopped being ready there
+	// (kwok keeps them Ready; a kubelet gone quiet leaves them NotReady after the
+	// node's grace): the node and its condition come first.
+	pods, err := c.Kube.CoreV1().Pods(e.p.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("platform pods: %v, %d", err, len(pods.Items))
+	}
+	for i := range pods.Items {
+		pods.Items[i].Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	}
+	if why := health.NodeProblems(ctx, c.Kube, pods.Items); !strings.Contains(why, "node "+node.Name+" NotReady: Ready=False (nodeFailed") {
+		t.Errorf("NodeProblems = %q, want node %s named with its Ready condition", why, node.Name)
 	}
 
 	// The reasoning service asks 16 GPUs; the largest node has 4. Written without

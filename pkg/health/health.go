@@ -12,6 +12,7 @@ package health
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,7 +95,54 @@ func Explain(ctx context.Context, kc kubernetes.Interface, workload *unstructure
 	if err != nil {
 		return "", fmt.Errorf("list pods of %s: %w", workload.GetName(), err)
 	}
-	return ExplainPods(pods.Items), nil
+	why := ExplainPods(pods.Items)
+	// A pod's own status rarely says its node is the cause (the kubelet that would
+	// report it is the one gone): the node's Ready condition does.
+	if nodes := NodeProblems(ctx, kc, pods.Items); nodes != "" && why != "" {
+		why = nodes + "; " + why
+	} else if nodes != "" {
+		why = nodes
+	}
+	return why, nil
+}
+
+// NodeProblems names the nodes not Ready under the pods that are not ready, with the
+// node's Ready condition, e.g. `node worker-3 NotReady: Ready=Unknown (NodeStatusUnknown:
+// Kubelet stopped posting node status.)`. A node that cannot be read (gone, or no
+// permission to read nodes) is left out: this explains, it does not fail.
+func NodeProblems(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) string {
+	var names []string
+	for i := range pods {
+		if n := pods[i].Spec.NodeName; n != "" && pods[i].DeletionTimestamp == nil && !podReady(&pods[i]) && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		node, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if problem := nodeNotReady(node); problem != "" {
+			out = append(out, problem)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// nodeNotReady describes node's Ready condition when it is not True; "" when it is.
+func nodeNotReady(node *corev1.Node) string {
+	for _, c := range node.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return ""
+		}
+		return fmt.Sprintf("node %s NotReady: Ready=%s (%s: %s)", node.Name, c.Status, c.Reason, c.Message)
+	}
+	return fmt.Sprintf("node %s NotReady: no Ready condition reported", node.Name)
 }
 
 // ExplainPods summarises what is wrong with pods, one clause per distinct problem.
