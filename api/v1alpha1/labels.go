@@ -35,6 +35,13 @@ const (
 	// AnnotationGenerateKeys lists, comma-separated, the keys of a rendered Secret whose
 	// random values apply generates once in the cluster; the rendered Secret has none.
 	AnnotationGenerateKeys = "onto.paas/generate-keys"
+	// AnnotationGenerateFormat gives, comma-separated as key=format, the format of
+	// generated keys that are not passwords (GenerateFormatKafkaClusterID); a key it
+	// does not name is a random password.
+	AnnotationGenerateFormat = "onto.paas/generate-format"
+	// GenerateFormatKafkaClusterID is a KRaft cluster id: 16 random bytes, base64url
+	// without padding (22 characters), the form kafka-storage formats a volume with.
+	GenerateFormatKafkaClusterID = "kafka-cluster-id"
 
 	// AnnotationReplicas says who owns a rendered workload's spec.replicas after its
 	// creation. ReplicasCreateOnly: the rendered count is the starting size of a new

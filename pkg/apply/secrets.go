@@ -8,8 +8,6 @@ package apply
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +35,7 @@ func (a *Applier) createGeneratedSecret(ctx context.Context, obj *unstructured.U
 		return fmt.Errorf("convert secret: %w", err)
 	}
 	secrets := a.Clients.Kube.CoreV1().Secrets(secret.Namespace)
-	values, err := generateValues(plan.GeneratedKeys(obj))
+	values, err := generateValues(plan.GeneratedKeys(obj), plan.GeneratedFormats(obj))
 	if err != nil {
 		return err
 	}
@@ -72,15 +70,16 @@ func (a *Applier) createGeneratedSecret(ctx context.Context, obj *unstructured.U
 	return nil
 }
 
-// generateValues makes a random value for each key.
-func generateValues(keys []string) (map[string][]byte, error) {
+// generateValues makes a random value for each key, of its format in formats (a
+// password when it has none).
+func generateValues(keys []string, formats map[string]string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, key := range keys {
-		buf := make([]byte, secretBytes)
-		if _, err := rand.Read(buf); err != nil {
+		v, err := generateValue(formats[key])
+		if err != nil {
 			return nil, fmt.Errorf("generate %s: %w", key, err)
 		}
-		out[key] = []byte(base64.RawURLEncoding.EncodeToString(buf))
+		out[key] = v
 	}
 	return out, nil
 }
