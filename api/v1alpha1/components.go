@@ -45,6 +45,11 @@ const (
 	ComponentGateway          = "gateway"
 )
 
+// ComponentKafkaController is the KRaft controller quorum of a Kafka of three or more
+// replicas: like redis-sentinel, a workload with no spec section of its own (it runs
+// the kafka image of the spec and catalog, so the release catalog has no entry for it).
+const ComponentKafkaController = "kafka-controller"
+
 // Component is a typed view of one component of the spec: its name, plane and the
 // spec section that configures it. Exactly one of Service and Stateful is set.
 //

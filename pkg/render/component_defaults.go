@@ -95,6 +95,9 @@ func defaultResources(component string) corev1.ResourceRequirements {
 		return rr("250m", "1Gi", "2", "4Gi")
 	case v1alpha1.ComponentKafka:
 		return rr("500m", "2Gi", "2", "4Gi")
+	case v1alpha1.ComponentKafkaController:
+		// The metadata quorum only, with a 512m heap (kafkaControllerHeap).
+		return rr("100m", "768Mi", "1", "1Gi")
 	case v1alpha1.ComponentGateway:
 		return rr("200m", "256Mi", "2", "1Gi")
 	case v1alpha1.ComponentReasoningService:
@@ -121,6 +124,9 @@ func defaultEphemeralStorage(component string) (request, limit resource.Quantity
 		return resource.MustParse("32Mi"), resource.MustParse("256Mi")
 	case v1alpha1.ComponentKafka:
 		return resource.MustParse("512Mi"), resource.MustParse("2Gi")
+	case v1alpha1.ComponentKafkaController:
+		// Its emptyDirs: logs 512Mi, tmp 256Mi, config 16Mi.
+		return resource.MustParse("128Mi"), resource.MustParse("1Gi")
 	default:
 		// The platform services: /tmp (256Mi) and their logs.
 		return resource.MustParse("128Mi"), resource.MustParse("1Gi")

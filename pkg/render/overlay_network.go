@@ -157,6 +157,12 @@ func (b *builder) networkPolicies() ([]namedObject, error) {
 		if w == v1alpha1.ComponentRedisSentinel {
 			clients = usedBy[v1alpha1.ComponentRedis]
 		}
+		if w == v1alpha1.ComponentKafkaController {
+			// The brokers register with and fetch metadata from the controllers;
+			// the platform's services never talk to them.
+			clients = nil
+			rules = append(rules, rule([]any{podsPeer(b.componentPods(v1alpha1.ComponentKafka))}, tcpPorts(kafkaControllerPort)))
+		}
 		if len(clients) > 0 {
 			rules = append(rules, rule([]any{podsPeer(b.componentPods(clients...))}, tcpPorts(clientPorts(w)...)))
 		}
@@ -215,7 +221,7 @@ func (b *builder) networkPolicies() ([]namedObject, error) {
 }
 
 // backingWorkloads are the enabled infrastructure workloads, in install order, the
-// Redis sentinels included in sentinel mode.
+// Redis sentinels included in sentinel mode and Kafka's dedicated controllers.
 func (b *builder) backingWorkloads() []string {
 	var out []string
 	for _, c := range b.spec.Components() {
@@ -225,6 +231,9 @@ func (b *builder) backingWorkloads() []string {
 		out = append(out, c.Name)
 		if c.Name == v1alpha1.ComponentRedis && b.sentinelMode() {
 			out = append(out, v1alpha1.ComponentRedisSentinel)
+		}
+		if c.Name == v1alpha1.ComponentKafka && KafkaDedicatedControllers(c.DesiredReplicas()) {
+			out = append(out, v1alpha1.ComponentKafkaController)
 		}
 	}
 	return out

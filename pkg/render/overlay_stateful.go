@@ -7,10 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -70,7 +67,7 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 		}
 		return []*overlay{o, setup}, nil
 	case v1alpha1.ComponentKafka:
-		o.addConfig("kafka-config", b.kafkaConfig(replicas), nil)
+		return b.kafkaOverlays(c, o)
 	default:
 		return nil, fmt.Errorf("no base for infrastructure component %s", c.Name)
 	}
@@ -167,42 +164,6 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 	}, "\n")
 	so.addConfig("redis-sentinel-config", nil, map[string]string{"sentinel.conf": sentinel})
 	return []*overlay{o, so}, nil
-}
-
-// kafkaConfig runs every replica as broker and KRaft controller. Replication factors
-// follow the replica count, capped at the usual 3 (and min.insync at 2), so a single
-// broker still starts.
-func (b *builder) kafkaConfig(replicas int32) map[string]string {
-	ns := b.p.Namespace
-	voters := make([]string, 0, replicas)
-	for i := range replicas {
-		voters = append(voters, fmt.Sprintf("%d@kafka-%d.kafka-headless.%s.svc:9093", i, i, ns))
-	}
-	rf := strconv.Itoa(int(min(replicas, 3)))
-	isr := strconv.Itoa(int(max(min(replicas-1, 2), 1)))
-	return map[string]string{
-		"CLUSTER_ID":                                     b.kafkaClusterID(),
-		"KAFKA_PROCESS_ROLES":                            "broker,controller",
-		"KAFKA_LISTENERS":                                "PLAINTEXT://:9092,CONTROLLER://:9093",
-		"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP":           "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-		"KAFKA_CONTROLLER_LISTENER_NAMES":                "CONTROLLER",
-		"KAFKA_INTER_BROKER_LISTENER_NAME":               "PLAINTEXT",
-		"KAFKA_CONTROLLER_QUORUM_VOTERS":                 strings.Join(voters, ","),
-		"KAFKA_LOG_DIRS":                                 "/var/lib/kafka/data/kraft",
-		"KAFKA_DEFAULT_REPLICATION_FACTOR":               rf,
-		"KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR":         rf,
-		"KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": rf,
-		"KAFKA_MIN_INSYNC_REPLICAS":                      isr,
-		"KAFKA_TRANSACTION_STATE_LOG_MIN_ISR":            isr,
-	}
-}
-
-// kafkaClusterID derives the KRaft cluster id (a base64url UUID, 22 characters) from the
-// platform's namespace and name: stable across renders, so it is not random, and
-// distinct between platforms.
-func (b *builder) kafkaClusterID() string {
-	sum := sha256.Sum256([]byte(b.p.Namespace + "/" + b.p.Name))
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 func replicaOf(name string, n int32) types.Replica {

@@ -45,7 +45,10 @@ var credentialsOfInfrastructure = map[string][]string{
 	"StatefulSet/" + v1alpha1.ComponentRedis:         {"redis/password"},
 	"StatefulSet/" + v1alpha1.ComponentRedisSentinel: {"redis/password"},
 	"StatefulSet/" + v1alpha1.ComponentMinio:         {"minio/root-password", "minio/root-user"},
-	"StatefulSet/" + v1alpha1.ComponentKafka:         nil,
+	// The cluster id: not a credential, but generated once like one, and shared
+	// by every node of the cluster.
+	"StatefulSet/" + v1alpha1.ComponentKafka:           {"kafka/cluster-id"},
+	"StatefulSet/" + v1alpha1.ComponentKafkaController: {"kafka/cluster-id"},
 	// The one holder of MinIO's root credentials besides MinIO: it creates the
 	// services' user with them.
 	"Job/minio-setup": {"minio-service-credentials/access-key", "minio-service-credentials/secret-key", "minio/root-password", "minio/root-user"},

@@ -402,6 +402,7 @@ func TestSecretsHaveNoValues(t *testing.T) {
 		"redis":                     "password",
 		"minio":                     "root-user,root-password",
 		"minio-service-credentials": "access-key,secret-key",
+		"kafka":                     "cluster-id",
 	}
 	got := map[string]string{}
 	for _, u := range mustRender(t, p, rel) {
