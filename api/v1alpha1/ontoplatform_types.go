@@ -308,8 +308,10 @@ type RedisSpec struct {
 	StatefulComponentSpec `json:",inline"`
 
 	// Mode is standalone (one primary) or sentinel (primary, replicas and three sentinels).
+	// It cannot change on a live platform: clients and replicas are configured for one.
 	// +kubebuilder:validation:Enum=standalone;sentinel
 	// +kubebuilder:default=standalone
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="redis.mode cannot change on a live platform: its clients, replicas and sentinels are set up for one mode; move the data to a new platform instead"
 	// +optional
 	Mode RedisMode `json:"mode,omitempty"`
 }
@@ -331,11 +333,19 @@ type InfrastructureSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Redis RedisSpec `json:"redis,omitempty"`
+	// MinIO's replicas and volume size cannot change once created: its erasure set
+	// spans exactly the drives it was created on. The rules default an absent replicas
+	// to 1 as render does, so setting it for the first time is checked too.
 	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="(has(oldSelf.replicas) ? oldSelf.replicas : 1) == (has(self.replicas) ? self.replicas : 1)",message="minio.replicas cannot change once created: MinIO's erasure set spans the drives it was created on; move the data to a new platform instead",fieldPath=".replicas"
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.storage) || !has(self.storage) || quantity(string(self.storage)).compareTo(quantity(string(oldSelf.storage))) == 0",message="minio.storage cannot change once created: MinIO's erasure set needs drives of the size it was created with; move the data to a new platform instead",fieldPath=".storage"
 	// +optional
 	Minio StatefulComponentSpec `json:"minio,omitempty"`
-	// Kafka runs in KRaft mode (no ZooKeeper).
+	// Kafka runs in KRaft mode (no ZooKeeper): from 3 replicas with 3 dedicated
+	// controllers and that many brokers, below 3 with kafka-0 as the one controller.
+	// The controller quorum of a live cluster cannot change, so replicas cannot cross 3.
 	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="((has(oldSelf.replicas) ? oldSelf.replicas : 1) >= 3) == ((has(self.replicas) ? self.replicas : 1) >= 3)",message="kafka.replicas cannot cross 3 on a live platform: from 3 replicas the KRaft controllers are 3 dedicated nodes, below 3 kafka-0 is the one controller, and a running quorum cannot change its voters; move the data to a new platform instead",fieldPath=".replicas"
 	// +optional
 	Kafka StatefulComponentSpec `json:"kafka,omitempty"`
 }
