@@ -97,23 +97,31 @@ func (g *GlobalOptions) readPlatforms(filename string) ([]*v1alpha1.OntoPlatform
 	return l.Read(filename)
 }
 
-// keepRemediations gives lp the live platform's status.remediations, the memory limits
-// the watch raised after OOM kills, so that applying an unchanged file does not take
-// them back; one GET, none when the platform does not exist. Each one the render keeps
-// is noted on w with the spec field to copy it into.
-func keepRemediations(ctx context.Context, clients *kube.Clients, lp *platform.Loaded, w io.Writer) error {
+// livePlatform is the installed OntoPlatform of lp, nil when there is none; one GET.
+func livePlatform(ctx context.Context, clients *kube.Clients, lp *platform.Loaded) (*v1alpha1.OntoPlatform, error) {
 	l := &inventory.Lister{Dynamic: clients.Dynamic, Mapper: clients.Mapper}
 	obj, err := l.Parent(ctx, lp.Platform.Namespace, lp.Platform.Name)
 	var notFound *inventory.NotFoundError
 	if errors.As(err, &notFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var live v1alpha1.OntoPlatform
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &live); err != nil {
-		return fmt.Errorf("decode OntoPlatform %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		return nil, fmt.Errorf("decode OntoPlatform %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	return &live, nil
+}
+
+// keepRemediations gives lp the live platform's status.remediations, the memory limits
+// the watch raised after OOM kills, so that applying an unchanged file does not take
+// them back; none when the platform does not exist (live nil). Each one the render
+// keeps is noted on w with the spec field to copy it into.
+func keepRemediations(live *v1alpha1.OntoPlatform, lp *platform.Loaded, w io.Writer) {
+	if live == nil {
+		return
 	}
 	lp.Remediations = live.Status.Remediations
 	for _, k := range lp.Kept() {
@@ -124,5 +132,4 @@ func keepRemediations(ctx context.Context, clients *kube.Clients, lp *platform.L
 		fmt.Fprintf(w, "note: %s's memory limit is %s, raised by the watch after an OOM kill (%s): copy it into %s\n",
 			k.Component, k.To, spec, k.SpecPath)
 	}
-	return nil
 }

@@ -125,11 +125,18 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 // liveDesired renders lp, offline, with what the cluster keeps of the platform: the
 // memory limits the watch raised (status.remediations), which an unchanged file must
 // not take back (keepRemediations, whose notes go to notes). The file was read and
-// validated before any request.
+// validated before any request; a change the live platform cannot take (a Kafka
+// controller quorum, MinIO's layout, Redis's mode) is refused here, at its line,
+// before any dry-run or write.
 func liveDesired(ctx context.Context, clients *kube.Clients, lp *platform.Loaded, notes io.Writer) (*plan.Desired, error) {
-	if err := keepRemediations(ctx, clients, lp, notes); err != nil {
+	live, err := livePlatform(ctx, clients, lp)
+	if err != nil {
 		return nil, err
 	}
+	if err := lp.CheckTransition(live); err != nil {
+		return nil, err
+	}
+	keepRemediations(live, lp, notes)
 	return lp.Desired()
 }
 

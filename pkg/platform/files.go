@@ -15,43 +15,47 @@ import (
 	"strings"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
 // platformFileExts are the extensions of the files read from a directory, as kubectl
 // reads them.
 var platformFileExts = []string{".yaml", ".yml", ".json"}
 
-// readAll is Read of file, or of every platform file of the directory file.
-func (l *Loader) readAll(file string) ([]*v1alpha1.OntoPlatform, error) {
+// readAll is Read of file, or of every platform file of the directory file, with
+// where each platform came from.
+func (l *Loader) readAll(file string) ([]*v1alpha1.OntoPlatform, []spec.Source, error) {
 	if file == "-" {
-		return l.Read(file)
+		return l.read(file)
 	}
 	info, err := os.Stat(file)
 	if err != nil || !info.IsDir() {
 		// Read reports a missing file in its own words.
-		return l.Read(file)
+		return l.read(file)
 	}
 	files, err := l.platformFiles(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var (
-		out  []*v1alpha1.OntoPlatform
-		errs []error
+		out     []*v1alpha1.OntoPlatform
+		sources []spec.Source
+		errs    []error
 	)
 	// Every file is read, so one run names every invalid file, not the first only.
 	for _, f := range files {
-		platforms, err := l.Read(f)
+		platforms, srcs, err := l.read(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		out = append(out, platforms...)
+		sources = append(sources, srcs...)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	return out, nil
+	return out, sources, nil
 }
 
 // platformFiles lists the platform files of dir in name order.

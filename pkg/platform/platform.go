@@ -53,6 +53,19 @@ type Loaded struct {
 	// Remediations are the live platform's status.remediations: the memory limits the
 	// watch raised. Each renders while above the limit the spec renders (Kept).
 	Remediations []v1alpha1.Remediation
+	// Source is the file and document the platform was read from, to place at their
+	// lines the issues CheckTransition finds; zero for a platform not read from a file.
+	Source spec.Source
+}
+
+// CheckTransition refuses, before any write, a spec the live platform cannot become
+// without breaking its running cluster (spec.CheckTransition: the CRD's transition
+// rules), as a *spec.Error at the file's lines. live nil (not installed) passes.
+func (lp Loaded) CheckTransition(live *v1alpha1.OntoPlatform) error {
+	if live == nil {
+		return nil
+	}
+	return lp.Source.Error(spec.CheckTransition(&live.Spec, &lp.Platform.Spec))
 }
 
 // KeptRemediation is a remediation the render applies: the spec renders a lower limit.
@@ -110,9 +123,15 @@ func (lp Loaded) memoryLimits() map[string]resource.Quantity {
 // no namespace the default one, refusing a file that names another namespace than an
 // explicit default. It returns a *spec.Error when the file is invalid.
 func (l *Loader) Read(file string) ([]*v1alpha1.OntoPlatform, error) {
-	platforms, err := l.Validator.LoadFile(file, l.Stdin)
+	platforms, _, err := l.read(file)
+	return platforms, err
+}
+
+// read is Read, plus where each platform came from.
+func (l *Loader) read(file string) ([]*v1alpha1.OntoPlatform, []spec.Source, error) {
+	platforms, sources, err := l.Validator.LoadFileSources(file, l.Stdin)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var def spec.NamespaceDefault
 	switch {
@@ -122,14 +141,14 @@ func (l *Loader) Read(file string) ([]*v1alpha1.OntoPlatform, error) {
 		def.Namespace = "default"
 		if l.ContextNamespace != nil {
 			if def.Namespace, err = l.ContextNamespace(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	if err := spec.SetNamespaces(InputName(file), platforms, def); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return platforms, nil
+	return platforms, sources, nil
 }
 
 func needsNamespace(platforms []*v1alpha1.OntoPlatform) bool {
@@ -148,7 +167,7 @@ func needsNamespace(platforms []*v1alpha1.OntoPlatform) bool {
 // each naming its file. Two platforms of the same name, or in the same namespace (one
 // namespace holds one platform), are refused.
 func (l *Loader) Load(file string, patches []render.Patch) ([]Loaded, error) {
-	platforms, err := l.readAll(file)
+	platforms, sources, err := l.readAll(file)
 	if err != nil {
 		return nil, err
 	}
@@ -156,12 +175,12 @@ func (l *Loader) Load(file string, patches []render.Patch) ([]Loaded, error) {
 		return nil, err
 	}
 	out := make([]Loaded, 0, len(platforms))
-	for _, p := range platforms {
+	for i, p := range platforms {
 		rel, err := l.Catalog.Get(p.Spec.Version)
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %w", p.Namespace, p.Name, err)
 		}
-		out = append(out, Loaded{Platform: p, Release: rel, Patches: patches})
+		out = append(out, Loaded{Platform: p, Release: rel, Patches: patches, Source: sources[i]})
 	}
 	return out, nil
 }

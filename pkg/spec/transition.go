@@ -56,3 +56,26 @@ func replicasOf(s v1alpha1.StatefulComponentSpec) int32 {
 	}
 	return *s.Replicas
 }
+
+// Source is the file and document a platform was loaded from (LoadSources), to place
+// issues found after loading at their lines. The zero Source places them at no line.
+type Source struct {
+	// File is the name the input was loaded under.
+	File string
+	// Document is the 1-based index of the document in a file of several; 0 otherwise.
+	Document int
+	lines    lineIndex
+}
+
+// Error is errs, issues of the platform loaded from s, as an *Error at their lines;
+// nil when errs is empty.
+func (s Source) Error(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	issues := make([]Issue, 0, len(errs))
+	for _, e := range errs {
+		issues = append(issues, newIssue(e, s.lines.line(e.Field), s.Document))
+	}
+	return &Error{File: s.File, Issues: sortIssues(issues)}
+}

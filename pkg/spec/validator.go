@@ -50,9 +50,18 @@ func NewValidator(catalog *release.Catalog) (*Validator, error) {
 // another kind is an error. When anything is invalid it returns no objects and an
 // *Error listing every problem, so a caller never acts on half a file.
 func (v *Validator) Load(filename string, data []byte) ([]*v1alpha1.OntoPlatform, error) {
+	out, _, err := v.LoadSources(filename, data)
+	return out, err
+}
+
+// LoadSources is Load, plus where each platform came from (in the same order), to
+// place at their lines the issues found once the live platform is known
+// (CheckTransition).
+func (v *Validator) LoadSources(filename string, data []byte) ([]*v1alpha1.OntoPlatform, []Source, error) {
 	docs := splitDocuments(data)
 	var (
 		out        []*v1alpha1.OntoPlatform
+		sources    []Source
 		issues     []Issue
 		incomplete bool
 	)
@@ -66,19 +75,26 @@ func (v *Validator) Load(filename string, data []byte) ([]*v1alpha1.OntoPlatform
 		incomplete = incomplete || c.incomplete
 		if p != nil {
 			out = append(out, p)
+			sources = append(sources, Source{File: filename, Document: index, lines: c.lines})
 		}
 	}
 	if len(issues) == 0 && len(out) == 0 {
 		issues = append(issues, Issue{Type: field.ErrorTypeRequired.String(), Message: emptyFileMessage(filename)})
 	}
 	if len(issues) > 0 {
-		return nil, &Error{File: filename, Issues: sortIssues(issues), Incomplete: incomplete}
+		return nil, nil, &Error{File: filename, Issues: sortIssues(issues), Incomplete: incomplete}
 	}
-	return out, nil
+	return out, sources, nil
 }
 
 // LoadFile reads path, or stdin when path is "-", and calls Load.
 func (v *Validator) LoadFile(path string, stdin io.Reader) ([]*v1alpha1.OntoPlatform, error) {
+	out, _, err := v.LoadFileSources(path, stdin)
+	return out, err
+}
+
+// LoadFileSources reads path, or stdin when path is "-", and calls LoadSources.
+func (v *Validator) LoadFileSources(path string, stdin io.Reader) ([]*v1alpha1.OntoPlatform, []Source, error) {
 	var (
 		data []byte
 		err  error
@@ -87,16 +103,16 @@ func (v *Validator) LoadFile(path string, stdin io.Reader) ([]*v1alpha1.OntoPlat
 	if path == "-" {
 		name = StdinName
 		if stdin == nil {
-			return nil, fmt.Errorf("read %s: no standard input", name)
+			return nil, nil, fmt.Errorf("read %s: no standard input", name)
 		}
 		data, err = io.ReadAll(stdin)
 	} else {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	return v.Load(name, data)
+	return v.LoadSources(name, data)
 }
 
 // Validate defaults and validates an in-memory object, for instance after `scale`
