@@ -179,6 +179,11 @@ func (s Scale) Run(ctx context.Context) (*ScaleResult, error) {
 	if err := s.Validator.Validate(edited); err != nil {
 		return nil, fmt.Errorf("scale %s of %s/%s: %w", s.Component, ns, name, err)
 	}
+	// The API server would refuse the stored spec's update too (the CRD's transition
+	// rules); refused here, nothing of the platform is written.
+	if err := (spec.Source{}).Error(spec.CheckTransition(&live.Spec, &edited.Spec)); err != nil {
+		return nil, fmt.Errorf("scale %s of %s/%s: %w", s.Component, ns, name, err)
+	}
 	// The memory limits the watch raised stay raised (status.remediations).
 	fromD, err := platform.Loaded{Platform: from, Release: snap.Release, Remediations: live.Status.Remediations}.Desired()
 	if err != nil {
