@@ -195,13 +195,20 @@ func TestScaleDeployment(t *testing.T) {
 		t.Fatalf("second scale warned %q", w)
 	}
 
-	// Kafka's voters follow its replica count: that is a configuration change.
-	_, err = e.scale("kafka", ptr.To[int32](3), nil, nil)
+	// Kafka's replication factors follow its replica count: that is a configuration change.
+	_, err = e.scale("kafka", ptr.To[int32](2), nil, nil)
 	var se *upgrade.ScopeError
 	if !errors.As(err, &se) || len(se.Beyond) == 0 || !strings.Contains(err.Error(), "ConfigMap") || e.writes.Load() != 0 {
 		t.Fatalf("scale kafka = %v with %d writes; want a refusal naming its ConfigMap, nothing written", err, e.writes.Load())
 	}
 	t.Logf("scale kafka: %v", err)
+	// From 3 replicas the controllers are dedicated: the transition rule refuses it
+	// offline, naming the field, before anything is written.
+	_, err = e.scale("kafka", ptr.To[int32](3), nil, nil)
+	var transition *spec.Error
+	if !errors.As(err, &transition) || !strings.Contains(err.Error(), "spec.infrastructure.kafka.replicas") || e.writes.Load() != 0 {
+		t.Fatalf("scale kafka --replicas 3 = %v with %d writes; want the transition refused at spec.infrastructure.kafka.replicas, nothing written", err, e.writes.Load())
+	}
 
 	// Someone changed the stored spec by hand (through the cluster's own client, not
 	// counted): scaling from revision 2 would revert it, so scale refuses, with
