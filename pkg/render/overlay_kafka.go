@@ -60,16 +60,8 @@ func (b *builder) kafkaOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 		return []*overlay{o}, nil
 	}
 	o.addConfig("kafka-config", b.kafkaBrokerConfig(replicas, false), nil)
-	// Brokers serve no controller port: drop it from the pods and the headless
-	// Service. The test ops make a reordered base fail here rather than drop another port.
-	err := o.addJSONPatch("StatefulSet", v1alpha1.ComponentKafka, []jsonOp{
-		opTest("/spec/template/spec/containers/0/ports/1/name", "controller"),
-		opRemove("/spec/template/spec/containers/0/ports/1"),
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = o.addJSONPatch("Service", "kafka-headless", []jsonOp{
+	// Brokers serve no controller port (kafkaBrokerOps drops it from their pods).
+	err := o.addJSONPatch("Service", "kafka-headless", []jsonOp{
 		opTest("/spec/ports/1/name", "controller"),
 		opRemove("/spec/ports/1"),
 	})
@@ -81,6 +73,19 @@ func (b *builder) kafkaOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 		return nil, fmt.Errorf("%s: %w", v1alpha1.ComponentKafkaController, err)
 	}
 	return []*overlay{o, co}, nil
+}
+
+// kafkaBrokerOps are the operations on the kafka StatefulSet that follow the topology:
+// with dedicated controllers the brokers serve no controller port. The test op makes a
+// reordered base fail the render rather than drop another port.
+func kafkaBrokerOps(replicas int32) []jsonOp {
+	if !KafkaDedicatedControllers(replicas) {
+		return nil
+	}
+	return []jsonOp{
+		opTest("/spec/template/spec/containers/0/ports/1/name", "controller"),
+		opRemove("/spec/template/spec/containers/0/ports/1"),
+	}
 }
 
 // kafkaControllerOverlay renders the dedicated controllers from their base, with the
