@@ -43,6 +43,23 @@ const (
 	// without padding (22 characters), the form kafka-storage formats a volume with.
 	GenerateFormatKafkaClusterID = "kafka-cluster-id"
 
+	// AnnotationCertificate marks a rendered Secret of TLS between the platform's
+	// services, rendered without values: apply issues its certificate and key once in
+	// the cluster, and again only when it must (CertificateServing). Its value is
+	// CertificateCA or CertificateServing.
+	AnnotationCertificate = "onto.paas/certificate"
+	// CertificateCA is AnnotationCertificate's value on the platform CA's Secret.
+	CertificateCA = "ca"
+	// CertificateServing is AnnotationCertificate's value on a service's serving
+	// certificate, signed by the CA Secret AnnotationCertificateIssuer names and
+	// re-issued when it nears its end or its DNS names change.
+	CertificateServing = "serving"
+	// AnnotationCertificateIssuer names the CA Secret that signs a serving certificate.
+	AnnotationCertificateIssuer = "onto.paas/certificate-issuer"
+	// AnnotationCertificateDNS lists, comma-separated, the DNS names of a serving
+	// certificate.
+	AnnotationCertificateDNS = "onto.paas/certificate-dns"
+
 	// AnnotationReplicas says who owns a rendered workload's spec.replicas after its
 	// creation. ReplicasCreateOnly: the rendered count is the starting size of a new
 	// workload only; once it exists its HorizontalPodAutoscaler owns the count, and

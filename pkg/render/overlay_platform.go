@@ -44,6 +44,9 @@ func (b *builder) tenancyOverlay() (*overlay, error) {
 			return nil, err
 		}
 	}
+	if err := b.addTLSCA(o); err != nil {
+		return nil, err
+	}
 	policies, err := b.networkPolicies()
 	if err != nil {
 		return nil, err

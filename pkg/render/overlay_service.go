@@ -142,6 +142,9 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		return nil, err
 	}
 
+	if err := b.addServingCertificate(o, c.Name, ""); err != nil {
+		return nil, err
+	}
 	if c.Autoscaled() {
 		if err := o.addObject("hpa.yaml", b.hpa(c)); err != nil {
 			return nil, err

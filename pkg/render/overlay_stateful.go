@@ -110,6 +110,9 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 	if err := o.addJSONPatch("ServiceAccount", name, b.serviceAccountOps("")); err != nil {
 		return nil, err
 	}
+	if err := b.addServingCertificate(o, name, name+"-headless"); err != nil {
+		return nil, err
+	}
 	if replicas > 1 {
 		if err := o.addObject("pdb.yaml", b.pdb(name)); err != nil {
 			return nil, err
