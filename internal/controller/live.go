@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/certs"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
@@ -122,13 +123,18 @@ func cachedUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstr
 
 // secretKeysOnly is the cache's transform of Secrets: their keys stay (a plan checks
 // that a generated Secret holds every key), their values do not, so the watch never
-// holds a credential in memory.
+// holds a credential in memory. The certificates of a certificate Secret stay: they
+// are public, and a plan reads them to see whether one must be re-issued.
 func secretKeysOnly(obj any) (any, error) {
 	s, ok := obj.(*corev1.Secret)
 	if !ok {
 		return obj, nil
 	}
+	_, certificate := s.Annotations[v1alpha1.AnnotationCertificate]
 	for k := range s.Data {
+		if certificate && (k == certs.KeyCert || k == certs.KeyCA) {
+			continue
+		}
 		s.Data[k] = nil
 	}
 	s.StringData = nil

@@ -216,7 +216,7 @@ func (a *Applier) logger() *slog.Logger {
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
 	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged,
-		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live}
+		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live, Now: a.Now}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no

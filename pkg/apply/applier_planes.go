@@ -108,7 +108,7 @@ func writeWaves(writes []plan.Change) [][]plan.Change {
 }
 
 // applyOne writes one create or update: server-side apply, or for a generated Secret a
-// create with fresh random values.
+// create with fresh random values, or for a certificate Secret one issued in place.
 func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) error {
 	obj := c.Desired
 	if obj == nil {
@@ -116,6 +116,9 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 	}
 	if plan.IsGenerated(obj) {
 		return a.createGeneratedSecret(ctx, obj)
+	}
+	if plan.IsCertificate(obj) {
+		return a.issueCertificate(ctx, obj)
 	}
 	ri, err := a.Clients.Resource(obj)
 	if err != nil {

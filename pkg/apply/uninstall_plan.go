@@ -149,7 +149,7 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 			nsObj = m
 		case ref.Group == "" && ref.Kind == "PersistentVolumeClaim":
 			data = append(data, m)
-		case plan.IsGenerated(m):
+		case plan.IsGenerated(m), plan.IsCertificateAuthority(m):
 			data = append(data, m)
 		default:
 			plane := m.GetLabels()[plan.PlaneLabel]

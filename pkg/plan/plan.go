@@ -52,7 +52,8 @@ type Plan struct {
 	Planes      []PlanePlan `json:"planes"`
 	Summary     Summary     `json:"summary"`
 	// Warnings are changes that are allowed but reach beyond the platform, such as new
-	// Pod Security labels on a namespace that already exists.
+	// Pod Security labels on a namespace that already exists, or whose cause the
+	// change alone does not show, such as a certificate re-issued (and why).
 	Warnings []string `json:"warnings,omitempty"`
 }
 

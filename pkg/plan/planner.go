@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,6 +63,9 @@ type Planner struct {
 	// passes its informers' cache, so a pass over an unchanged platform reads nothing
 	// from the API server.
 	Live LiveSource
+	// Now is the clock certificates are checked against (re-issued within 30 days of
+	// their end); time.Now when nil.
+	Now func() time.Time
 }
 
 // Plan compares d with the cluster: one server-side apply dry-run per object, one list
@@ -143,6 +147,8 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	// Every plane object, concurrently; results keep the rendered order.
 	objs := d.Objects()
 	changes := make([]Change, len(objs))
+	// Warnings of certificates re-issued, by object, so they keep the rendered order.
+	reissues := make([]string, len(objs))
 	for i, obj := range objs {
 		g.Go(func() error {
 			ref := RefOf(obj)
@@ -150,6 +156,11 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 			switch {
 			case obj.GetNamespace() != "" && !nsExists:
 				changes[i] = createChange(obj)
+			case IsCertificate(obj):
+				// Before the shortcuts of Only and Unchanged: time alone brings a
+				// certificate to its re-issue, and checking it costs no request.
+				ca := live[ObjectRef{Version: "v1", Kind: "Secret", Namespace: obj.GetNamespace(), Name: CertificateIssuer(obj)}.key()]
+				changes[i], reissues[i] = planCertificate(obj, liveObj, ca, pl.now())
 			case liveObj != nil && ((pl.Only != nil && !pl.Only(obj)) || (pl.Unchanged != nil && pl.Unchanged(obj, liveObj))):
 				changes[i] = Change{Object: ref, ResourceVersion: liveObj.GetResourceVersion(), Action: ActionUnchanged}
 			case IsGenerated(obj):
@@ -188,7 +199,19 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	takeBackReplicas(p, live)
 	p.summarize()
 	p.Warnings = namespaceWarnings(p)
+	for _, w := range reissues {
+		if w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
+	}
 	return p, nil
+}
+
+func (pl *Planner) now() time.Time {
+	if pl.Now == nil {
+		return time.Now()
+	}
+	return pl.Now()
 }
 
 // InventoryMetadata are the parent's labels and annotations that make it the ApplySet
@@ -554,7 +577,7 @@ func (pl *Planner) addDeletes(p *Plan, d *Desired, live map[string]*unstructured
 		}
 		// A generated Secret outlives its component like the component's volumes do:
 		// its values initialised that data, and a re-enabled component must find them.
-		if IsGenerated(o) {
+		if IsGenerated(o) || IsCertificateAuthority(o) {
 			continue
 		}
 		deletes = append(deletes, o)
