@@ -42,6 +42,15 @@ const (
 	backdate = 5 * time.Minute
 )
 
+// Keys of a certificate Secret (type kubernetes.io/tls): the certificate and key under
+// the type's own keys, and the CA's certificate under the key cert-manager uses, so a
+// pod mounts its own Secret alone to serve and to verify its peers.
+const (
+	KeyCert = "tls.crt"
+	KeyKey  = "tls.key"
+	KeyCA   = "ca.crt"
+)
+
 // Pair is a certificate and its private key, as PEM.
 type Pair struct {
 	Cert    *x509.Certificate
@@ -114,19 +123,22 @@ func NewLeaf(ca *Pair, dnsNames []string, now time.Time) (*Pair, error) {
 // sign creates the certificate of tmpl signed by the parent's key and returns it with
 // its own key, as PEM.
 func sign(tmpl, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) (*Pair, error) {
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	certDER, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
 		return nil, fmt.Errorf("sign certificate %q: %w", tmpl.Subject.CommonName, err)
 	}
-	parsed, err := x509.ParseCertificate(der)
+	parsed, err := x509.ParseCertificate(certDER)
 	if err != nil {
 		return nil, fmt.Errorf("parse certificate %q: %w", tmpl.Subject.CommonName, err)
 	}
-	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	// PKCS #8, not SEC 1: every server of the platform reads it (OpenSSL, Go, and
+	// Kafka, whose PEM key store takes PKCS #8 only).
+	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("encode key of %q: %w", tmpl.Subject.CommonName, err)
 	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: cert.CertificateBlockType, Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: keyutil.PrivateKeyBlockType, Bytes: der})
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: cert.CertificateBlockType, Bytes: certDER})
 	return &Pair{Cert: parsed, CertPEM: certPEM, KeyPEM: keyPEM, key: key}, nil
 }
 

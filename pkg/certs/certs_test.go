@@ -43,6 +43,9 @@ func TestNewCA(t *testing.T) {
 	if pub, ok := c.PublicKey.(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P256() {
 		t.Errorf("CA key is %T, want ECDSA P-256", c.PublicKey)
 	}
+	if !bytes.HasPrefix(ca.KeyPEM, []byte("-----BEGIN PRIVATE KEY-----")) {
+		t.Error("key is not PEM PKCS #8")
+	}
 	parsed, err := ParseCA(ca.CertPEM, ca.KeyPEM)
 	if err != nil {
 		t.Fatalf("ParseCA of a new CA: %v", err)
