@@ -71,6 +71,7 @@ func (b *builder) minioSetupOverlay(plane v1alpha1.Plane, imageOverride string) 
 		}
 	}
 	ops = append(ops, opAdd(templateVersionLabelPath, version))
+	ops = append(ops, b.minioSetupTLSOps()...)
 	if err := o.addJSONPatch("Job", minioSetup, ops); err != nil {
 		return nil, err
 	}

@@ -123,6 +123,7 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		depOps = append(depOps, opAdd("/metadata/annotations", map[string]string{v1alpha1.AnnotationReplicas: v1alpha1.ReplicasCreateOnly}))
 	}
 	depOps = append(depOps, credentialOps(used)...)
+	depOps = append(depOps, b.serviceTLSOps(c.Name)...)
 	if gpu := b.spec.IntelligencePlane.ReasoningService.GPU; c.Name == v1alpha1.ComponentReasoningService && gpu != nil && gpu.Enabled {
 		// GPUs are usually all taken: a surge pod would wait for one forever and the
 		// rollout with it. Replace one pod at a time instead.
@@ -293,6 +294,7 @@ func (b *builder) serviceConfig(c v1alpha1.Component, used map[string]bool) map[
 	if used[v1alpha1.ComponentMinio] {
 		env["MINIO_ENDPOINT"] = svcHost(v1alpha1.ComponentMinio, ns) + ":9000"
 	}
+	b.serviceTLSEnv(env, used)
 	if c.Name == v1alpha1.ComponentGateway {
 		// The gateway routes to every enabled service over gRPC.
 		for _, up := range s.Components() {

@@ -35,6 +35,7 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 		// In the same patch: each JSON 6902 patch costs a JSON round trip of the object.
 		vct = append(vct, kafkaBrokerOps(c.DesiredReplicas())...)
 	}
+	vct = append(vct, b.statefulTLSOps(c.Name)...)
 	o, err := b.statefulOverlay(c.Name, c.Plane, s.Image, c.DesiredReplicas(), s.Resources, vct)
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 		volumes := "/data"
 		if replicas > 1 {
 			// MinIO's own range syntax: every replica's drive, one erasure set.
-			volumes = fmt.Sprintf("http://minio-{0...%d}.minio-headless.%s.svc/data", replicas-1, ns)
+			volumes = fmt.Sprintf("%s://minio-{0...%d}.minio-headless.%s.svc/data", b.minioScheme(), replicas-1, ns)
 		}
 		o.addConfig("minio-config", map[string]string{"MINIO_VOLUMES": volumes}, nil)
 		setup, err := b.minioSetupOverlay(c.Plane, s.Image)
@@ -125,7 +126,7 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 // sentinels that elect a new primary when the current one fails.
 func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, error) {
 	ns := b.p.Namespace
-	conf := strings.Join([]string{
+	lines := []string{
 		"bind * -::*",
 		"port 6379",
 		"dir /data",
@@ -134,8 +135,11 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 		// ConfigMap. With it, protected mode refuses nothing; it is on for a server that
 		// would start without one, which then answers only on loopback.
 		"protected-mode yes",
-		"",
-	}, "\n")
+	}
+	if b.tlsEnabled() {
+		lines = append(lines, redisTLSConf(redisTLSDir, 6379)...) // its "port 0" overrides the above
+	}
+	conf := strings.Join(append(lines, ""), "\n")
 	files := map[string]string{"redis.conf": conf}
 	primary := "redis-0.redis-headless." + ns + ".svc"
 	if b.spec.Infrastructure.Redis.Mode != v1alpha1.RedisSentinel {
@@ -153,12 +157,12 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 	files["primary"] = primary + "\n"
 	o.addConfig("redis-config", nil, files)
 
-	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil, nil)
+	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil, b.statefulTLSOps(v1alpha1.ComponentRedisSentinel))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v1alpha1.ComponentRedisSentinel, err)
 	}
 	quorum := sentinelReplicas/2 + 1
-	sentinel := strings.Join([]string{
+	sentinelLines := []string{
 		"port 26379",
 		"dir /data",
 		"sentinel resolve-hostnames yes",
@@ -167,8 +171,11 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 		"sentinel down-after-milliseconds " + redisMasterGroup + " 5000",
 		"sentinel failover-timeout " + redisMasterGroup + " 60000",
 		"sentinel parallel-syncs " + redisMasterGroup + " 1",
-		"",
-	}, "\n")
+	}
+	if b.tlsEnabled() {
+		sentinelLines = append(sentinelLines, redisTLSConf(sentinelTLSDir, 26379)...)
+	}
+	sentinel := strings.Join(append(sentinelLines, ""), "\n")
 	so.addConfig("redis-sentinel-config", nil, map[string]string{"sentinel.conf": sentinel})
 	return []*overlay{o, so}, nil
 }

@@ -7,9 +7,14 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/certs"
 )
 
 // Certificates of TLS between the platform's services (spec.global.tlsEnabled). Render
@@ -81,4 +86,167 @@ func (b *builder) serviceDNSNames(name, headless string) []string {
 		out = append(out, "*."+svcHost(headless, ns), "*."+svcHost(headless, ns)+"."+clusterDomain)
 	}
 	return out
+}
+
+// Where the certificates are mounted, and with which file modes.
+const (
+	// serviceTLSDir holds a platform service's own certificate, key and the CA.
+	serviceTLSDir = "/etc/onto/tls"
+	// postgresTLSDir, redisTLSDir, sentinelTLSDir: each server's own Secret.
+	postgresTLSDir = "/etc/postgresql/tls"
+	redisTLSDir    = "/etc/redis/tls"
+	sentinelTLSDir = "/etc/sentinel/tls"
+	// minioCertsDir is the --certs-dir of the MinIO base; a mount over part of its /tmp.
+	minioCertsDir = "/tmp/certs"
+	// minioSetupCAsDir is where mc looks for CAs under the Job's MC_CONFIG_DIR.
+	minioSetupCAsDir = "/tmp/mc/certs/CAs"
+	// tlsVolume is the name of the mounted certificate volume in every pod.
+	tlsVolume = "tls"
+
+	// modeGroupRead: the pods run as a non-root user whose group is the pod's fsGroup,
+	// which the kubelet gives the files of a Secret volume.
+	modeGroupRead int32 = 0o440
+	// modePostgresKey: Postgres refuses a key file readable by others, and one owned
+	// by root (as Secret volume files are) only up to 0640; its user reads it as a
+	// member of the fsGroup.
+	modePostgresKey int32 = 0o640
+)
+
+// tlsMountOps mount the Secret read-only at dir in the main container (keys as files,
+// or only items when set).
+func tlsMountOps(secret, dir string, mode int32, items []corev1.KeyToPath) []jsonOp {
+	return []jsonOp{
+		opAdd("/spec/template/spec/volumes/-", corev1.Volume{Name: tlsVolume, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: secret, DefaultMode: ptr.To(mode), Items: items},
+		}}),
+		opAdd("/spec/template/spec/containers/0/volumeMounts/-", corev1.VolumeMount{Name: tlsVolume, MountPath: dir, ReadOnly: true}),
+	}
+}
+
+// httpsProbeOps switch the main container's HTTP probes to HTTPS: the kubelet does not
+// verify the certificate, it only speaks TLS to a port that serves nothing else.
+func httpsProbeOps(probes ...string) []jsonOp {
+	var ops []jsonOp
+	for _, p := range probes {
+		ops = append(ops, opAdd("/spec/template/spec/containers/0/"+p+"/httpGet/scheme", "HTTPS"))
+	}
+	return ops
+}
+
+// serviceTLSOps mount a platform service's own certificate, key and CA, and probe
+// its HTTP port over TLS.
+func (b *builder) serviceTLSOps(name string) []jsonOp {
+	if !b.tlsEnabled() {
+		return nil
+	}
+	return append(tlsMountOps(tlsSecretName(name), serviceTLSDir, modeGroupRead, nil),
+		httpsProbeOps("startupProbe", "livenessProbe", "readinessProbe")...)
+}
+
+// serviceTLSEnv adds to a platform service's environment where its certificate, key
+// and CA are, and how to reach each backing service it uses over TLS. Postgres
+// clients take libpq's own variables, which every libpq-based driver reads.
+func (b *builder) serviceTLSEnv(env map[string]string, used map[string]bool) {
+	if !b.tlsEnabled() {
+		return
+	}
+	ca := serviceTLSDir + "/" + certs.KeyCA
+	env["TLS_CERT_FILE"] = serviceTLSDir + "/" + certs.KeyCert
+	env["TLS_KEY_FILE"] = serviceTLSDir + "/" + certs.KeyKey
+	env["TLS_CA_FILE"] = ca
+	if used[v1alpha1.ComponentPostgres] {
+		// verify-full checks the server's name too: the certificate carries the
+		// POSTGRES_HOST the service dials.
+		env["PGSSLMODE"] = "verify-full"
+		env["PGSSLROOTCERT"] = ca
+	}
+	if used[v1alpha1.ComponentRedis] {
+		env["REDIS_TLS"] = "true"
+	}
+	if used[v1alpha1.ComponentMinio] {
+		env["MINIO_SECURE"] = "true"
+	}
+}
+
+// statefulTLSOps mount an infrastructure server's certificate and make its probes
+// speak TLS; the servers' own TLS settings are in their configuration (postgresArgs,
+// redisTLSConf, the MinIO certs directory).
+func (b *builder) statefulTLSOps(name string) []jsonOp {
+	if !b.tlsEnabled() {
+		return nil
+	}
+	secret := tlsSecretName(name)
+	switch name {
+	case v1alpha1.ComponentPostgres:
+		// The probes (pg_isready) need no change: they only ask whether the server
+		// accepts connections, and libpq's default sslmode (prefer) speaks TLS.
+		return append(tlsMountOps(secret, postgresTLSDir, modePostgresKey, nil),
+			opAdd("/spec/template/spec/containers/0/args", []string{
+				"postgres",
+				"-c", "ssl=on",
+				"-c", "ssl_cert_file=" + postgresTLSDir + "/" + certs.KeyCert,
+				"-c", "ssl_key_file=" + postgresTLSDir + "/" + certs.KeyKey,
+				"-c", "ssl_ca_file=" + postgresTLSDir + "/" + certs.KeyCA,
+			}))
+	case v1alpha1.ComponentRedis:
+		return append(tlsMountOps(secret, redisTLSDir, modeGroupRead, nil), redisTLSClientOps(redisTLSDir, 6379)...)
+	case v1alpha1.ComponentRedisSentinel:
+		return append(tlsMountOps(secret, sentinelTLSDir, modeGroupRead, nil), redisTLSClientOps(sentinelTLSDir, 26379)...)
+	case v1alpha1.ComponentMinio:
+		// MinIO wants its own file names in its certs directory, and trusts the CAs
+		// of its CAs subdirectory (its peers' certificates in distributed mode).
+		items := []corev1.KeyToPath{
+			{Key: certs.KeyCert, Path: "public.crt"},
+			{Key: certs.KeyKey, Path: "private.key"},
+			{Key: certs.KeyCA, Path: "CAs/ca.crt"},
+		}
+		return append(tlsMountOps(secret, minioCertsDir, modeGroupRead, items), httpsProbeOps("livenessProbe", "readinessProbe")...)
+	}
+	return nil
+}
+
+// redisTLSClientOps make redis-cli in the container speak TLS: the readiness probe
+// (PING to the local server at port) and the start script's question to the
+// sentinels, which reads REDIS_CLI_TLS.
+func redisTLSClientOps(dir string, port int) []jsonOp {
+	flags := []string{"--tls", "--cacert", dir + "/" + certs.KeyCA}
+	return []jsonOp{
+		opReplace("/spec/template/spec/containers/0/readinessProbe/exec/command",
+			append(append([]string{"redis-cli"}, flags...), "-h", "127.0.0.1", "-p", strconv.Itoa(port), "ping")),
+		opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{Name: "REDIS_CLI_TLS", Value: strings.Join(flags, " ")}),
+	}
+}
+
+// redisTLSConf are the lines of redis.conf (or sentinel.conf) that move the server to
+// TLS on its usual port: no plaintext port left, replication and the sentinels' links
+// over TLS too. Clients are not asked for a certificate: they authenticate with the
+// password.
+func redisTLSConf(dir string, port int) []string {
+	return []string{
+		"port 0",
+		"tls-port " + strconv.Itoa(port),
+		"tls-cert-file " + dir + "/" + certs.KeyCert,
+		"tls-key-file " + dir + "/" + certs.KeyKey,
+		"tls-ca-cert-file " + dir + "/" + certs.KeyCA,
+		"tls-auth-clients no",
+		"tls-replication yes",
+	}
+}
+
+// minioScheme is the scheme of MinIO's URLs.
+func (b *builder) minioScheme() string {
+	if b.tlsEnabled() {
+		return "https"
+	}
+	return "http"
+}
+
+// minioSetupTLSOps give the MinIO setup Job the CA (its certificate only, from the CA
+// Secret: never the CA's key) where mc trusts it, and make it dial https.
+func (b *builder) minioSetupTLSOps() []jsonOp {
+	if !b.tlsEnabled() {
+		return nil
+	}
+	return append(tlsMountOps(b.caSecretName(), minioSetupCAsDir, modeGroupRead, []corev1.KeyToPath{{Key: certs.KeyCA, Path: certs.KeyCA}}),
+		opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{Name: "MINIO_SCHEME", Value: "https"}))
 }

@@ -103,6 +103,7 @@ func TestCredentialsByNeed(t *testing.T) {
 					}
 					checkSettings(t, objs, tpl, c.Name, used)
 				}
+				want = append(slices.Clone(want), certificatesOf(in.p, id)...)
 				sort.Strings(want)
 				if diff := cmp.Diff(want, secretRefs(tpl.Spec), cmpEmpty); diff != "" {
 					t.Errorf("%s: Secret keys referenced (-want +got):\n%s", id, diff)
@@ -113,6 +114,23 @@ func TestCredentialsByNeed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// certificatesOf are the certificate Secret keys workload id reads with tlsEnabled: a
+// server its own certificate, key and CA (MinIO by name, it wants its own file
+// names); the MinIO setup Job, a client only, the CA's certificate and never its key.
+// Kafka's listeners stay PLAINTEXT for now.
+func certificatesOf(p *v1alpha1.OntoPlatform, id string) []string {
+	kind, name, _ := strings.Cut(id, "/")
+	switch {
+	case !p.Spec.Global.TLSEnabled || name == v1alpha1.ComponentKafka:
+		return nil
+	case kind == "Job":
+		return []string{p.Name + "-ca/ca.crt"}
+	case name == v1alpha1.ComponentMinio:
+		return []string{"minio-tls/ca.crt", "minio-tls/tls.crt", "minio-tls/tls.key"}
+	}
+	return []string{name + "-tls/*"}
 }
 
 // cmpEmpty treats a nil and an empty list alike.

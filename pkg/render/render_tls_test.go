@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -98,5 +99,54 @@ func TestCertificateSecrets(t *testing.T) {
 	p.Spec.Global.TLSEnabled = false
 	if got := certificateSecrets(t, p); len(got) > 0 {
 		t.Errorf("tlsEnabled false renders certificate Secrets %v", got)
+	}
+}
+
+// TestTLSMounts: with tlsEnabled, the main container of every workload has the CA
+// mounted read-only (from its own certificate Secret or, for a client-only pod, the CA
+// Secret's certificate alone: no pod ever mounts the CA's key), and every server its own
+// certificate. Kafka is the exception this change leaves: its listeners stay PLAINTEXT.
+func TestTLSMounts(t *testing.T) {
+	p, rel := production(t)
+	caSecret := p.Name + "-ca"
+	for name, tpl := range podTemplates(t, mustRender(t, p, rel)) {
+		if name == "StatefulSet/"+v1alpha1.ComponentKafka {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			mounts := map[string]corev1.VolumeMount{}
+			for _, m := range tpl.Spec.Containers[0].VolumeMounts {
+				mounts[m.Name] = m
+			}
+			var withCA []string
+			for _, v := range tpl.Spec.Volumes {
+				s := v.Secret
+				if s == nil || (s.SecretName != caSecret && !strings.HasSuffix(s.SecretName, "-tls")) {
+					continue
+				}
+				keys := map[string]bool{}
+				for _, it := range s.Items {
+					keys[it.Key] = true
+				}
+				if s.SecretName == caSecret && (len(s.Items) != 1 || !keys["ca.crt"]) {
+					t.Errorf("volume %s mounts keys %v of the CA Secret, want ca.crt alone", v.Name, s.Items)
+				}
+				if m, ok := mounts[v.Name]; !ok || !m.ReadOnly {
+					t.Errorf("volume %s of Secret %s is not mounted read-only in the main container", v.Name, s.SecretName)
+				}
+				if len(s.Items) == 0 || keys["ca.crt"] {
+					withCA = append(withCA, s.SecretName)
+				}
+			}
+			if len(withCA) != 1 {
+				t.Fatalf("the main container has the CA from %v, want exactly one Secret", withCA)
+			}
+			if !strings.HasPrefix(name, "Job/") {
+				own := strings.SplitN(name, "/", 2)[1] + "-tls"
+				if withCA[0] != own {
+					t.Errorf("the server mounts %s, want its own certificate %s", withCA[0], own)
+				}
+			}
+		})
 	}
 }
