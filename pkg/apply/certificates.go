@@ -97,10 +97,16 @@ func liveReissueReason(live *corev1.Secret, ca *certs.Pair, dnsNames []string, n
 	return certs.ReissueReason(leaf, ca.Cert, dnsNames, now)
 }
 
-// leafData is the data of a serving certificate Secret: the certificate and key, and
-// the CA's certificate, so a pod that mounts its own Secret also verifies its peers.
+// leafData is the data of a serving certificate Secret: the certificate and key (also
+// as one file), and the CA's certificate, so a pod that mounts its own Secret also
+// verifies its peers.
 func leafData(leaf, ca *certs.Pair) map[string][]byte {
-	return map[string][]byte{certs.KeyCert: leaf.CertPEM, certs.KeyKey: leaf.KeyPEM, certs.KeyCA: ca.CertPEM}
+	return map[string][]byte{
+		certs.KeyCert:     leaf.CertPEM,
+		certs.KeyKey:      leaf.KeyPEM,
+		certs.KeyCA:       ca.CertPEM,
+		certs.KeyCombined: append(append([]byte{}, leaf.KeyPEM...), leaf.CertPEM...),
+	}
 }
 
 // secretWriteError names the Secret and the API's reason, never the request: the

@@ -72,6 +72,9 @@ func TestApplyTLSCertificates(t *testing.T) {
 			if _, err := tls.X509KeyPair(s.Data[certs.KeyCert], s.Data[certs.KeyKey]); err != nil {
 				t.Errorf("Secret %s: the certificate and key do not pair: %v", s.Name, err)
 			}
+			if _, err := tls.X509KeyPair(s.Data[certs.KeyCombined], s.Data[certs.KeyCombined]); err != nil {
+				t.Errorf("Secret %s: %s does not hold the key and certificate: %v", s.Name, certs.KeyCombined, err)
+			}
 			if string(s.Data[certs.KeyCA]) != string(ca.CertPEM) {
 				t.Errorf("Secret %s: ca.crt is not the platform CA's certificate", s.Name)
 			}

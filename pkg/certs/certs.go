@@ -44,11 +44,14 @@ const (
 
 // Keys of a certificate Secret (type kubernetes.io/tls): the certificate and key under
 // the type's own keys, and the CA's certificate under the key cert-manager uses, so a
-// pod mounts its own Secret alone to serve and to verify its peers.
+// pod mounts its own Secret alone to serve and to verify its peers. KeyCombined is the
+// key followed by the certificate in one file, for servers that read them so (Kafka's
+// PEM key store), under the name of cert-manager's CombinedPEM output.
 const (
-	KeyCert = "tls.crt"
-	KeyKey  = "tls.key"
-	KeyCA   = "ca.crt"
+	KeyCert     = "tls.crt"
+	KeyKey      = "tls.key"
+	KeyCA       = "ca.crt"
+	KeyCombined = "tls-combined.pem"
 )
 
 // Pair is a certificate and its private key, as PEM.

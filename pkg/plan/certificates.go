@@ -67,7 +67,7 @@ func planCertificate(obj, live, ca *unstructured.Unstructured, now time.Time) (C
 		return ch, ""
 	}
 	ch.Action, ch.Desired = ActionUpdate, obj
-	for _, k := range []string{certs.KeyCA, certs.KeyCert, certs.KeyKey} {
+	for _, k := range []string{certs.KeyCA, certs.KeyCert, certs.KeyKey, certs.KeyCombined} {
 		ch.Fields = append(ch.Fields, FieldChange{Path: "data." + k, Old: Masked, New: Masked})
 	}
 	return ch, fmt.Sprintf("%s: the certificate is re-issued: %s", RefOf(obj), reason)

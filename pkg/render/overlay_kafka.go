@@ -56,10 +56,10 @@ func KafkaDedicatedControllers(replicas int32) bool {
 func (b *builder) kafkaOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, error) {
 	replicas := c.DesiredReplicas()
 	if !KafkaDedicatedControllers(replicas) {
-		o.addConfig("kafka-config", b.kafkaBrokerConfig(replicas, true), nil)
+		o.addConfig("kafka-config", b.kafkaTLSConfig(b.kafkaBrokerConfig(replicas, true)), nil)
 		return []*overlay{o}, nil
 	}
-	o.addConfig("kafka-config", b.kafkaBrokerConfig(replicas, false), nil)
+	o.addConfig("kafka-config", b.kafkaTLSConfig(b.kafkaBrokerConfig(replicas, false)), nil)
 	// Brokers serve no controller port (kafkaBrokerOps drops it from their pods).
 	err := o.addJSONPatch("Service", "kafka-headless", []jsonOp{
 		opTest("/spec/ports/1/name", "controller"),
@@ -102,12 +102,13 @@ func (b *builder) kafkaControllerOverlay(c v1alpha1.Component) (*overlay, error)
 	if pp := b.spec.Global.ImagePullPolicy; pp != "" {
 		extra = append(extra, opAdd("/spec/template/spec/initContainers/0/imagePullPolicy", pp))
 	}
+	extra = append(extra, b.statefulTLSOps(v1alpha1.ComponentKafkaController)...)
 	// The controllers' resources are fixed: the spec's kafka.resources size brokers.
 	o, err := b.statefulOverlay(v1alpha1.ComponentKafkaController, c.Plane, image, kafkaControllers, nil, extra)
 	if err != nil {
 		return nil, err
 	}
-	o.addConfig("kafka-controller-config", map[string]string{
+	o.addConfig("kafka-controller-config", b.kafkaTLSConfig(map[string]string{
 		"NODE_ID_BASE":                         strconv.Itoa(kafkaControllerIDBase),
 		"KAFKA_PROCESS_ROLES":                  "controller",
 		"KAFKA_LISTENERS":                      fmt.Sprintf("CONTROLLER://:%d", kafkaControllerPort),
@@ -116,7 +117,7 @@ func (b *builder) kafkaControllerOverlay(c v1alpha1.Component) (*overlay, error)
 		"KAFKA_CONTROLLER_QUORUM_VOTERS":       b.kafkaVoters(true),
 		"KAFKA_LOG_DIRS":                       kafkaLogDirs,
 		"KAFKA_HEAP_OPTS":                      kafkaControllerHeap,
-	}, nil)
+	}), nil)
 	return o, nil
 }
 

@@ -96,6 +96,7 @@ const (
 	postgresTLSDir = "/etc/postgresql/tls"
 	redisTLSDir    = "/etc/redis/tls"
 	sentinelTLSDir = "/etc/sentinel/tls"
+	kafkaTLSDir    = "/etc/kafka/tls"
 	// minioCertsDir is the --certs-dir of the MinIO base; a mount over part of its /tmp.
 	minioCertsDir = "/tmp/certs"
 	// minioSetupCAsDir is where mc looks for CAs under the Job's MC_CONFIG_DIR.
@@ -166,11 +167,15 @@ func (b *builder) serviceTLSEnv(env map[string]string, used map[string]bool) {
 	if used[v1alpha1.ComponentMinio] {
 		env["MINIO_SECURE"] = "true"
 	}
+	if used[v1alpha1.ComponentKafka] {
+		env["KAFKA_SECURITY_PROTOCOL"] = "SSL"
+		env["KAFKA_SSL_CA_LOCATION"] = ca
+	}
 }
 
 // statefulTLSOps mount an infrastructure server's certificate and make its probes
 // speak TLS; the servers' own TLS settings are in their configuration (postgresArgs,
-// redisTLSConf, the MinIO certs directory).
+// redisTLSConf, kafkaTLSConfig, the MinIO certs directory).
 func (b *builder) statefulTLSOps(name string) []jsonOp {
 	if !b.tlsEnabled() {
 		return nil
@@ -192,6 +197,9 @@ func (b *builder) statefulTLSOps(name string) []jsonOp {
 		return append(tlsMountOps(secret, redisTLSDir, modeGroupRead, nil), redisTLSClientOps(redisTLSDir, 6379)...)
 	case v1alpha1.ComponentRedisSentinel:
 		return append(tlsMountOps(secret, sentinelTLSDir, modeGroupRead, nil), redisTLSClientOps(sentinelTLSDir, 26379)...)
+	case v1alpha1.ComponentKafka, v1alpha1.ComponentKafkaController:
+		// TCP probes: nothing to change.
+		return tlsMountOps(secret, kafkaTLSDir, modeGroupRead, nil)
 	case v1alpha1.ComponentMinio:
 		// MinIO wants its own file names in its certs directory, and trusts the CAs
 		// of its CAs subdirectory (its peers' certificates in distributed mode).
@@ -249,4 +257,28 @@ func (b *builder) minioSetupTLSOps() []jsonOp {
 	}
 	return append(tlsMountOps(b.caSecretName(), minioSetupCAsDir, modeGroupRead, []corev1.KeyToPath{{Key: certs.KeyCA, Path: certs.KeyCA}}),
 		opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{Name: "MINIO_SCHEME", Value: "https"}))
+}
+
+// kafkaTLSConfig moves every listener of a Kafka configuration (the client, broker
+// and controller links alike) to SSL with the mounted certificate. The listeners keep
+// their names and only their protocol changes: the image's start script refuses an
+// advertised listener named SSL unless it is given a JKS key store and password
+// files, which a PEM key store has no use for.
+func (b *builder) kafkaTLSConfig(cfg map[string]string) map[string]string {
+	if !b.tlsEnabled() {
+		return cfg
+	}
+	var protocols []string
+	for _, entry := range strings.Split(cfg["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"], ",") {
+		name, _, _ := strings.Cut(entry, ":")
+		protocols = append(protocols, name+":SSL")
+	}
+	cfg["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"] = strings.Join(protocols, ",")
+	// PEM stores: the key and certificate from one file, the CA as trusted. No key
+	// password: the key is unencrypted PKCS #8 in a Secret only this pod mounts.
+	cfg["KAFKA_SSL_KEYSTORE_TYPE"] = "PEM"
+	cfg["KAFKA_SSL_KEYSTORE_LOCATION"] = kafkaTLSDir + "/" + certs.KeyCombined
+	cfg["KAFKA_SSL_TRUSTSTORE_TYPE"] = "PEM"
+	cfg["KAFKA_SSL_TRUSTSTORE_LOCATION"] = kafkaTLSDir + "/" + certs.KeyCA
+	return cfg
 }

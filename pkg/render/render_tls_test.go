@@ -105,14 +105,11 @@ func TestCertificateSecrets(t *testing.T) {
 // TestTLSMounts: with tlsEnabled, the main container of every workload has the CA
 // mounted read-only (from its own certificate Secret or, for a client-only pod, the CA
 // Secret's certificate alone: no pod ever mounts the CA's key), and every server its own
-// certificate. Kafka is the exception this change leaves: its listeners stay PLAINTEXT.
+// certificate.
 func TestTLSMounts(t *testing.T) {
 	p, rel := production(t)
 	caSecret := p.Name + "-ca"
 	for name, tpl := range podTemplates(t, mustRender(t, p, rel)) {
-		if name == "StatefulSet/"+v1alpha1.ComponentKafka {
-			continue
-		}
 		t.Run(name, func(t *testing.T) {
 			mounts := map[string]corev1.VolumeMount{}
 			for _, m := range tpl.Spec.Containers[0].VolumeMounts {
