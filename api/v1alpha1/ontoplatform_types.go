@@ -114,6 +114,7 @@ type OntoPlatformSpec struct {
 }
 
 // GlobalSpec holds settings every component inherits.
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.issuerRef) || (has(self.tlsEnabled) && self.tlsEnabled)",message="issuerRef issues the certificates of TLS between the services: set tlsEnabled: true, or remove it",fieldPath=".tls.issuerRef"
 type GlobalSpec struct {
 	// ImagePullPolicy of every container.
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
@@ -135,9 +136,16 @@ type GlobalSpec struct {
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 
-	// TLSEnabled turns on TLS between the platform's services.
+	// TLSEnabled turns on TLS between the platform's services: a certificate for each
+	// backing service and platform service, mounted read-only, and every connection
+	// between them over TLS, verified against the platform's CA.
 	// +optional
 	TLSEnabled bool `json:"tlsEnabled,omitempty"`
+
+	// TLS says who issues those certificates: apply, from a CA it creates and keeps in
+	// the platform's namespace (the default), or cert-manager (issuerRef).
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
 
 	// ImagePullSecrets given to every ServiceAccount.
 	// +kubebuilder:validation:MaxItems=16
@@ -163,6 +171,33 @@ type GlobalSpec struct {
 	// +kubebuilder:default=10
 	// +optional
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+}
+
+// TLSSpec configures how the certificates of TLS between the services are issued.
+type TLSSpec struct {
+	// IssuerRef names a cert-manager issuer: the platform renders a cert-manager
+	// Certificate for each service instead of issuing certificates itself. Their
+	// Secrets keep the names the pods mount. cert-manager must be installed.
+	// +optional
+	IssuerRef *IssuerReference `json:"issuerRef,omitempty"`
+}
+
+// IssuerReference names a cert-manager Issuer or ClusterIssuer.
+type IssuerReference struct {
+	// Name of the issuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Kind of the issuer: an Issuer in the platform's namespace or a ClusterIssuer.
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// +kubebuilder:default=Issuer
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Group of the issuer's kind; cert-manager's own unless an external issuer's.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:default="cert-manager.io"
+	// +optional
+	Group string `json:"group,omitempty"`
 }
 
 // TenancySpec isolates one tenant's platform in its own namespace.
@@ -540,6 +575,12 @@ type IngressSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ClassName string `json:"className,omitempty"`
+	// Annotations of the Ingress, as they are: the ingress controller's settings, or
+	// a cert-manager issuer (cert-manager.io/cluster-issuer) that issues the Secret of
+	// TLSSecretName. Keys are qualified names, as for any annotation.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // ObservabilitySpec configures metrics, tracing and logging.

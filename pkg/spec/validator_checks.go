@@ -178,7 +178,7 @@ func (v *Validator) check(ctx context.Context, obj map[string]any, c *collector)
 		c.add(field.InternalError(nil, fmt.Errorf("convert to OntoPlatform: %w", err)))
 		return nil
 	}
-	if errs := append(checkQuantities(p), checkPatches(p.Spec.Patches)...); len(errs) > 0 {
+	if errs := slices.Concat(checkQuantities(p), checkPatches(p.Spec.Patches), checkIngressAnnotations(p)); len(errs) > 0 {
 		c.add(errs...)
 		return nil
 	}

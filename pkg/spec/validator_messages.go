@@ -182,6 +182,8 @@ func (v *Validator) requiredDetail(path string) string {
 		return "the name of the metric is required, as the custom metrics API serves it"
 	case strings.HasSuffix(shape, ".autoscaling.podsMetrics[].averageValue"):
 		return `the average value per pod to scale at is required, a quantity such as "100" or "500m"`
+	case shape == "spec.global.tls.issuerRef.name":
+		return "the name of the cert-manager Issuer or ClusterIssuer (kind) that issues the services' certificates is required"
 	}
 	name := path
 	if segs := parsePath(path); len(segs) > 0 {

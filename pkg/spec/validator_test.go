@@ -90,6 +90,11 @@ func TestLoadInvalid(t *testing.T) {
 			`spec.gateway.colour: unknown field "colour"`,
 		}},
 		{file: "ingress-tls-without-host.yaml", want: []at{{9, "spec.gateway.ingress.host", 0}}, contains: []string{"host is required when tls is enabled"}},
+		{file: "ingress-annotations.yaml", want: []at{
+			{14, "spec.gateway.ingress.annotations[-bad.example.com/name]", 0},
+			{13, "spec.gateway.ingress.annotations[not a key]", 0},
+		}, contains: []string{"annotation keys are qualified names"}},
+		{file: "tls-issuer-without-tls.yaml", want: []at{{10, "spec.global.tls.issuerRef", 0}}, contains: []string{"set tlsEnabled: true"}},
 		{file: "gpu-count-zero.yaml", want: []at{{12, "spec.intelligencePlane.reasoningService.gpu.count", 0}}},
 		{file: "duplicate-key.yaml", want: []at{{10, "spec.gateway.replicas", 0}}, contains: []string{"already set at line 9"}},
 		{file: "redis-mode.yaml", want: []at{{10, "spec.infrastructure.redis.mode", 0}}, contains: []string{`"standalone", "sentinel"`}},
