@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/certs"
@@ -113,5 +114,27 @@ func TestPlanCertificate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServedHint: a plan over a cluster without a kind the platform renders says what
+// to install and which spec field turns it off; for cert-manager's Certificate, that
+// the services' certificates cannot be issued.
+func TestServedHint(t *testing.T) {
+	tests := []struct {
+		gvk  schema.GroupVersionKind
+		want []string
+	}{
+		{schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}, []string{"cert-manager is not installed", "spec.global.tls.issuerRef"}},
+		{schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}, []string{"Prometheus Operator", "spec.observability.metrics.serviceMonitor: false"}},
+		{schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, []string{"install the CRD of Widget"}},
+	}
+	for _, tc := range tests {
+		got := servedHint(tc.gvk)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("servedHint(%s) = %q, want it to say %q", tc.gvk, got, w)
+			}
+		}
 	}
 }

@@ -245,9 +245,10 @@ func inventoryChange(desired, live *unstructured.Unstructured) Change {
 }
 
 // checkServed fails, before anything is written, when the cluster does not serve a kind
-// the platform renders, such as ServiceMonitor without the Prometheus Operator's CRDs.
+// the platform renders, such as ServiceMonitor without the Prometheus Operator's CRDs,
+// or cert-manager's Certificate when spec.global.tls.issuerRef asks for it.
 func (pl *Planner) checkServed(d *Desired) error {
-	var missing []string
+	var missing, hints []string
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, pln := range d.Planes {
 		for _, obj := range pln.Objects {
@@ -258,15 +259,28 @@ func (pl *Planner) checkServed(d *Desired) error {
 			seen[gvk] = true
 			if _, err := pl.Clients.Mapping(obj); meta.IsNoMatchError(err) {
 				missing = append(missing, fmt.Sprintf("%s %s (plane %s, e.g. %s)", gvk.GroupVersion(), gvk.Kind, pln.Name, obj.GetName()))
+				hints = append(hints, servedHint(gvk))
 			} else if err != nil {
 				return fmt.Errorf("discover %s: %w", gvk, err)
 			}
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the cluster does not serve kinds this platform renders: %s; install their CRDs (ServiceMonitor comes with the Prometheus Operator) or turn the feature off in the spec (spec.observability.metrics.serviceMonitor: false)", strings.Join(missing, ", "))
+		return fmt.Errorf("the cluster does not serve kinds this platform renders: %s; %s", strings.Join(missing, ", "), strings.Join(hints, "; "))
 	}
 	return nil
+}
+
+// servedHint says where a kind the platform may render comes from, and which spec
+// field turns it off.
+func servedHint(gvk schema.GroupVersionKind) string {
+	switch {
+	case gvk.Group == "cert-manager.io":
+		return "cert-manager is not installed, so the services' certificates cannot be issued (" + gvk.Kind + "): install cert-manager, or remove spec.global.tls.issuerRef for certificates issued by apply"
+	case gvk.Kind == "ServiceMonitor":
+		return "install the Prometheus Operator's CRDs, or turn the ServiceMonitor off (spec.observability.metrics.serviceMonitor: false)"
+	}
+	return "install the CRD of " + gvk.Kind
 }
 
 func (pl *Planner) concurrency() int {

@@ -439,10 +439,14 @@ func (b *builder) ingress(in *v1alpha1.IngressSpec) map[string]any {
 		}
 		spec["tls"] = []any{tls}
 	}
+	meta := map[string]any{"name": v1alpha1.ComponentGateway}
+	if len(in.Annotations) > 0 {
+		meta["annotations"] = in.Annotations
+	}
 	return map[string]any{
 		"apiVersion": "networking.k8s.io/v1",
 		"kind":       "Ingress",
-		"metadata":   map[string]any{"name": v1alpha1.ComponentGateway},
+		"metadata":   meta,
 		"spec":       spec,
 	}
 }

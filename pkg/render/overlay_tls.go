@@ -20,7 +20,8 @@ import (
 // Certificates of TLS between the platform's services (spec.global.tlsEnabled). Render
 // only names them: each is a kubernetes.io/tls Secret without values, whose
 // certificate apply issues in the cluster (pkg/certs), so render stays pure and no key
-// ever leaves the cluster.
+// ever leaves the cluster. With spec.global.tls.issuerRef, each is a cert-manager
+// Certificate instead, whose Secret has the same name, so the pods mount the same.
 
 // clusterDomain is the default cluster domain; the certificates carry names with and
 // without it, so clients that use either verify.
@@ -36,10 +37,18 @@ func tlsSecretName(component string) string { return component + "-tls" }
 // tlsEnabled reports whether the platform's services talk TLS.
 func (b *builder) tlsEnabled() bool { return b.spec.Global.TLSEnabled }
 
+// issuer is the cert-manager issuer of the certificates, nil when apply issues them.
+func (b *builder) issuer() *v1alpha1.IssuerReference {
+	if t := b.spec.Global.TLS; t != nil {
+		return t.IssuerRef
+	}
+	return nil
+}
+
 // addTLSCA adds the platform CA's Secret to the tenancy overlay, the first applied, so
 // the CA exists before any serving certificate it signs.
 func (b *builder) addTLSCA(o *overlay) error {
-	if !b.tlsEnabled() {
+	if !b.tlsEnabled() || b.issuer() != nil {
 		return nil
 	}
 	return o.addObject("ca-secret.yaml", map[string]any{
@@ -60,6 +69,9 @@ func (b *builder) addServingCertificate(o *overlay, name, headless string) error
 	if !b.tlsEnabled() {
 		return nil
 	}
+	if iss := b.issuer(); iss != nil {
+		return o.addObject("certificate.yaml", certManagerCertificate(iss, name, b.serviceDNSNames(name, headless)))
+	}
 	return o.addObject("tls-secret.yaml", map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Secret",
@@ -73,6 +85,30 @@ func (b *builder) addServingCertificate(o *overlay, name, headless string) error
 			},
 		},
 	})
+}
+
+// certManagerCertificate is the cert-manager Certificate of the Service name: the
+// same names, validity, renewal and key as apply would issue, in the Secret the pods
+// mount. Kafka's also gets the key and certificate in one file, as apply writes it.
+func certManagerCertificate(iss *v1alpha1.IssuerReference, name string, dnsNames []string) map[string]any {
+	spec := map[string]any{
+		"secretName":  tlsSecretName(name),
+		"dnsNames":    dnsNames,
+		"duration":    certs.LeafValidity.String(),
+		"renewBefore": certs.RenewBefore.String(),
+		"privateKey":  map[string]any{"algorithm": "ECDSA", "size": 256, "encoding": "PKCS8", "rotationPolicy": "Always"},
+		"usages":      []string{"digital signature", "server auth", "client auth"},
+		"issuerRef":   map[string]any{"name": iss.Name, "kind": orDefault(iss.Kind, "Issuer"), "group": orDefault(iss.Group, "cert-manager.io")},
+	}
+	if name == v1alpha1.ComponentKafka {
+		spec["additionalOutputFormats"] = []any{map[string]any{"type": "CombinedPEM"}}
+	}
+	return map[string]any{
+		"apiVersion": "cert-manager.io/v1",
+		"kind":       "Certificate",
+		"metadata":   map[string]any{"name": tlsSecretName(name)},
+		"spec":       spec,
+	}
 }
 
 // serviceDNSNames are the names a client may reach the Service name by, in the
@@ -249,13 +285,14 @@ func (b *builder) minioScheme() string {
 	return "http"
 }
 
-// minioSetupTLSOps give the MinIO setup Job the CA (its certificate only, from the CA
-// Secret: never the CA's key) where mc trusts it, and make it dial https.
+// minioSetupTLSOps give the MinIO setup Job the CA where mc trusts it, and make it
+// dial https. The CA's certificate alone, from MinIO's Secret (which holds it whoever
+// issued it): never a key.
 func (b *builder) minioSetupTLSOps() []jsonOp {
 	if !b.tlsEnabled() {
 		return nil
 	}
-	return append(tlsMountOps(b.caSecretName(), minioSetupCAsDir, modeGroupRead, []corev1.KeyToPath{{Key: certs.KeyCA, Path: certs.KeyCA}}),
+	return append(tlsMountOps(tlsSecretName(v1alpha1.ComponentMinio), minioSetupCAsDir, modeGroupRead, []corev1.KeyToPath{{Key: certs.KeyCA, Path: certs.KeyCA}}),
 		opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{Name: "MINIO_SCHEME", Value: "https"}))
 }
 

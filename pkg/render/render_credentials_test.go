@@ -118,14 +118,15 @@ func TestCredentialsByNeed(t *testing.T) {
 
 // certificatesOf are the certificate Secret keys workload id reads with tlsEnabled: a
 // server its own certificate, key and CA (MinIO by name, it wants its own file
-// names); the MinIO setup Job, a client only, the CA's certificate and never its key.
+// names); the MinIO setup Job, a client only, the CA's certificate (from MinIO's Secret)
+// and never a key.
 func certificatesOf(p *v1alpha1.OntoPlatform, id string) []string {
 	kind, name, _ := strings.Cut(id, "/")
 	switch {
 	case !p.Spec.Global.TLSEnabled:
 		return nil
 	case kind == "Job":
-		return []string{p.Name + "-ca/ca.crt"}
+		return []string{"minio-tls/ca.crt"}
 	case name == v1alpha1.ComponentMinio:
 		return []string{"minio-tls/ca.crt", "minio-tls/tls.crt", "minio-tls/tls.key"}
 	}

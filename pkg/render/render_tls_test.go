@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -102,48 +103,91 @@ func TestCertificateSecrets(t *testing.T) {
 	}
 }
 
-// TestTLSMounts: with tlsEnabled, the main container of every workload has the CA
-// mounted read-only (from its own certificate Secret or, for a client-only pod, the CA
-// Secret's certificate alone: no pod ever mounts the CA's key), and every server its own
-// certificate.
-func TestTLSMounts(t *testing.T) {
+// withIssuer is the production example with cert-manager issuing its certificates.
+func withIssuer(t testing.TB) (*v1alpha1.OntoPlatform, release.Release) {
+	t.Helper()
 	p, rel := production(t)
-	caSecret := p.Name + "-ca"
-	for name, tpl := range podTemplates(t, mustRender(t, p, rel)) {
-		t.Run(name, func(t *testing.T) {
-			mounts := map[string]corev1.VolumeMount{}
-			for _, m := range tpl.Spec.Containers[0].VolumeMounts {
-				mounts[m.Name] = m
-			}
-			var withCA []string
-			for _, v := range tpl.Spec.Volumes {
-				s := v.Secret
-				if s == nil || (s.SecretName != caSecret && !strings.HasSuffix(s.SecretName, "-tls")) {
-					continue
+	p.Spec.Global.TLS = &v1alpha1.TLSSpec{IssuerRef: &v1alpha1.IssuerReference{Name: "platform-ca", Kind: "ClusterIssuer"}}
+	return p, rel
+}
+
+// TestTLSMounts: with tlsEnabled, whoever issues the certificates, the main container
+// of every workload has the CA mounted read-only: a server from its own certificate
+// Secret (certificate, key and CA), the MinIO setup Job, a client only, the CA's
+// certificate alone (no pod ever mounts a key that is not its own).
+func TestTLSMounts(t *testing.T) {
+	for mode, load := range map[string]func(testing.TB) (*v1alpha1.OntoPlatform, release.Release){"apply": production, "cert-manager": withIssuer} {
+		p, rel := load(t)
+		for name, tpl := range podTemplates(t, mustRender(t, p, rel)) {
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				mounts := map[string]corev1.VolumeMount{}
+				for _, m := range tpl.Spec.Containers[0].VolumeMounts {
+					mounts[m.Name] = m
 				}
-				keys := map[string]bool{}
-				for _, it := range s.Items {
-					keys[it.Key] = true
-				}
-				if s.SecretName == caSecret && (len(s.Items) != 1 || !keys["ca.crt"]) {
-					t.Errorf("volume %s mounts keys %v of the CA Secret, want ca.crt alone", v.Name, s.Items)
-				}
-				if m, ok := mounts[v.Name]; !ok || !m.ReadOnly {
-					t.Errorf("volume %s of Secret %s is not mounted read-only in the main container", v.Name, s.SecretName)
-				}
-				if len(s.Items) == 0 || keys["ca.crt"] {
-					withCA = append(withCA, s.SecretName)
-				}
-			}
-			if len(withCA) != 1 {
-				t.Fatalf("the main container has the CA from %v, want exactly one Secret", withCA)
-			}
-			if !strings.HasPrefix(name, "Job/") {
 				own := strings.SplitN(name, "/", 2)[1] + "-tls"
-				if withCA[0] != own {
+				var withCA []string
+				for _, v := range tpl.Spec.Volumes {
+					s := v.Secret
+					if s == nil || (s.SecretName != p.Name+"-ca" && !strings.HasSuffix(s.SecretName, "-tls")) {
+						continue
+					}
+					keys := map[string]bool{}
+					for _, it := range s.Items {
+						keys[it.Key] = true
+					}
+					if s.SecretName != own && (len(s.Items) != 1 || !keys["ca.crt"]) {
+						t.Errorf("volume %s mounts keys %v of Secret %s, another's: want ca.crt alone", v.Name, s.Items, s.SecretName)
+					}
+					if m, ok := mounts[v.Name]; !ok || !m.ReadOnly {
+						t.Errorf("volume %s of Secret %s is not mounted read-only in the main container", v.Name, s.SecretName)
+					}
+					if len(s.Items) == 0 || keys["ca.crt"] {
+						withCA = append(withCA, s.SecretName)
+					}
+				}
+				if len(withCA) != 1 {
+					t.Fatalf("the main container has the CA from %v, want exactly one Secret", withCA)
+				}
+				if !strings.HasPrefix(name, "Job/") && withCA[0] != own {
 					t.Errorf("the server mounts %s, want its own certificate %s", withCA[0], own)
 				}
-			}
-		})
+			})
+		}
+	}
+}
+
+// TestCertManagerCertificates: with issuerRef, one cert-manager Certificate per
+// certificate Secret apply would issue, for the same Secret name and DNS names, from
+// the issuer; and no certificate Secret nor CA of apply's.
+func TestCertManagerCertificates(t *testing.T) {
+	p, rel := production(t)
+	wantDNS := map[string]string{}
+	for name, v := range certificateSecrets(t, p) {
+		if v != v1alpha1.CertificateCA {
+			wantDNS[name] = strings.TrimPrefix(v, v1alpha1.CertificateServing+" ")
+		}
+	}
+	p, rel = withIssuer(t)
+	gotDNS := map[string]string{}
+	for _, u := range mustRender(t, p, rel) {
+		if _, ok := u.GetAnnotations()[v1alpha1.AnnotationCertificate]; ok {
+			t.Errorf("%s %s: apply's certificate with issuerRef set", u.GetKind(), u.GetName())
+		}
+		if u.GetKind() != "Certificate" {
+			continue
+		}
+		if u.GetAPIVersion() != "cert-manager.io/v1" {
+			t.Errorf("Certificate %s is %s", u.GetName(), u.GetAPIVersion())
+		}
+		secret, _, _ := unstructured.NestedString(u.Object, "spec", "secretName")
+		names, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "dnsNames")
+		gotDNS[secret] = strings.Join(names, ",")
+		issuer, _, _ := unstructured.NestedStringMap(u.Object, "spec", "issuerRef")
+		if want := map[string]string{"name": "platform-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}; !cmp.Equal(want, issuer) {
+			t.Errorf("Certificate %s: issuerRef %v, want %v", u.GetName(), issuer, want)
+		}
+	}
+	if diff := cmp.Diff(wantDNS, gotDNS); diff != "" {
+		t.Errorf("Certificates' Secrets and DNS names against apply's (-want +got):\n%s", diff)
 	}
 }
