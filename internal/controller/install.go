@@ -69,14 +69,17 @@ func NamespacedRules() []rbacv1.PolicyRule {
 	// plans them (list, server-side apply dry-run), applies them (a server-side apply
 	// that creates needs create and patch), waits for them (watch), prunes and
 	// uninstalls them (delete); it never sends them an update (PUT). Secrets are also
-	// the revision snapshots (get, apply, prune) and the generated credentials
-	// (create, then a merge patch of the keys a newer release adds).
+	// the revision snapshots (get, apply, prune), the generated credentials (create,
+	// then a merge patch of the keys a newer release adds) and the certificates of
+	// tlsEnabled (create, a merge patch to re-issue one).
 	owned := []string{"get", "list", "watch", "create", "patch", "delete"}
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "resourcequotas", "secrets", "serviceaccounts", "services"}, Verbs: owned},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: owned},
 		{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: owned},
 		{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors"}, Verbs: owned},
+		// With spec.global.tls.issuerRef.
+		{APIGroups: []string{"cert-manager.io"}, Resources: []string{"certificates"}, Verbs: owned},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses", "networkpolicies"}, Verbs: owned},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: owned},
 		// Rendered Jobs (MinIO's user setup), and a release's migration Jobs during an

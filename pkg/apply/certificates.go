@@ -8,6 +8,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/certs"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -80,10 +82,14 @@ func (a *Applier) issueCertificate(ctx context.Context, obj *unstructured.Unstru
 	if err != nil {
 		return fmt.Errorf("issue the certificate of Secret %s: %w", secret.Name, err)
 	}
-	// An update of the live object: its resourceVersion makes it fail rather than race
-	// another writer, and labels or annotations others added stay.
-	live.Data = leafData(leaf, ca)
-	_, err = secrets.Update(ctx, live, metav1.UpdateOptions{FieldManager: a.fieldManager()})
+	// A merge patch of the data alone (the watch may patch, never update): the
+	// resourceVersion makes it fail rather than race another writer, and whatever
+	// else others set on the Secret stays.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": live.ResourceVersion}, "data": leafData(leaf, ca)})
+	if err != nil {
+		return fmt.Errorf("re-issue the certificate of Secret %s: encode the patch", secret.Name)
+	}
+	_, err = secrets.Patch(ctx, secret.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: a.fieldManager()})
 	return secretWriteError("re-issue the certificate of", secret.Name, err)
 }
 
