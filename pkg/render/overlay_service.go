@@ -277,6 +277,11 @@ func (b *builder) serviceConfig(c v1alpha1.Component, used map[string]bool) map[
 		env["POSTGRES_PORT"] = "5432"
 		env["POSTGRES_USER"] = postgresUser
 		env["POSTGRES_DB"] = postgresDB
+		if b.postgresReplicated() {
+			// Standbys serve reads that tolerate replication lag; writes stay on
+			// POSTGRES_HOST, the primary.
+			env["POSTGRES_READ_HOST"] = svcHost(postgresReadService, ns)
+		}
 	}
 	if used[v1alpha1.ComponentRedis] {
 		if infra.Redis.Mode == v1alpha1.RedisSentinel {

@@ -45,9 +45,7 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 	switch c.Name {
 	case v1alpha1.ComponentPostgres:
 		if replicas > 1 {
-			// The replicas do not replicate (each runs its own initdb): clients must
-			// all reach one of them, or their data would split three ways.
-			if err := b.primaryOnly(o, c.Name); err != nil {
+			if err := b.postgresReplication(o); err != nil {
 				return nil, err
 			}
 		}
@@ -189,7 +187,9 @@ func resourceQuantity(n int64) *resource.Quantity {
 }
 
 // primaryOnly points the component's client Service at its first pod, the one that
-// takes writes.
+// takes writes. The pod-name label is the StatefulSet controller's own, on every pod: a
+// label naming the current primary would need an operator to move it on failover, so
+// the selector names the pod, and a manual failover repoints it (README).
 func (b *builder) primaryOnly(o *overlay, name string) error {
 	return o.addJSONPatch("Service", name, []jsonOp{
 		opAdd("/spec/selector/statefulset.kubernetes.io~1pod-name", name+"-0"),

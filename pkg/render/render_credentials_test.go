@@ -86,6 +86,11 @@ func TestCredentialsByNeed(t *testing.T) {
 				}
 				checked++
 				want, isInfra := credentialsOfInfrastructure[id]
+				if id == "StatefulSet/"+v1alpha1.ComponentPostgres && postgresReplicas(in.p) > 1 {
+					// Standbys copy the primary as the replication user, whose
+					// password the primary's initdb script sets.
+					want = append(slices.Clone(want), "postgres/replication-password")
+				}
 				var used []string
 				if !isInfra {
 					c, known := in.p.Spec.Component(u.GetLabels()[LabelName])

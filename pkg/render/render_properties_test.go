@@ -398,7 +398,8 @@ func TestConfigChangeRollsPods(t *testing.T) {
 func TestSecretsHaveNoValues(t *testing.T) {
 	p, rel := production(t)
 	want := map[string]string{
-		"postgres":                  "password",
+		// The production platform replicates Postgres.
+		"postgres":                  "password,replication-password",
 		"redis":                     "password",
 		"minio":                     "root-user,root-password",
 		"minio-service-credentials": "access-key,secret-key",
