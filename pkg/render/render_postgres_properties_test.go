@@ -254,3 +254,34 @@ func selected(t *testing.T, objs []*unstructured.Unstructured, name string, pods
 	slices.Sort(out)
 	return out
 }
+
+// postgresFailoverPatch is the stored patch the README's manual failover adds to point
+// the postgres Service at a promoted standby.
+const postgresFailoverPatch = `apiVersion: v1
+kind: Service
+metadata:
+  name: postgres
+spec:
+  selector:
+    statefulset.kubernetes.io/pod-name: postgres-1
+`
+
+// TestPostgresFailoverPatch: the README's failover step, a strategic-merge patch in
+// spec.patches, moves the postgres Service to the promoted pod and to it alone, and
+// leaves postgres-read on every pod.
+func TestPostgresFailoverPatch(t *testing.T) {
+	p, rel := production(t)
+	n := postgresReplicas(p)
+	if n < 2 {
+		t.Fatalf("the production example runs %d postgres replicas; the failover needs a standby", n)
+	}
+	p.Spec.Patches = append(p.Spec.Patches, v1alpha1.Patch{Patch: postgresFailoverPatch})
+	objs := mustRender(t, p, rel)
+	pods := statefulPods(convert[appsv1.StatefulSet](t, find(objs, "StatefulSet", v1alpha1.ComponentPostgres)), n)
+	if got := selected(t, objs, v1alpha1.ComponentPostgres, pods); !slices.Equal(got, []string{"postgres-1"}) {
+		t.Errorf("after the failover patch, Service postgres selects %v, want [postgres-1]", got)
+	}
+	if got := selected(t, objs, postgresReadService, pods); len(got) != int(n) {
+		t.Errorf("after the failover patch, Service %s selects %v, want all %d pods", postgresReadService, got, n)
+	}
+}
