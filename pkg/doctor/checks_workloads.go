@@ -43,6 +43,7 @@ func workloadChecks() []Check {
 		{Code: CodePending, Category: CategoryWorkloads, Description: "no pod stuck Pending", Skip: needsPlatform, Run: checkPending},
 		{Code: CodeRestarts, Category: CategoryWorkloads, Description: "restarts within --max-restarts", Skip: needsPlatform, Run: checkRestarts},
 		{Code: CodeNeverReady, Category: CategoryWorkloads, Description: "every running pod became ready", Skip: needsPlatform, Run: checkNeverReady},
+		{Code: CodePostgresPrimary, Category: CategoryWorkloads, Description: "the postgres primary is ready", Skip: skipPostgresPrimary, Run: checkPostgresPrimary},
 	}
 }
 

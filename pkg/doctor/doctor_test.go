@@ -386,7 +386,7 @@ func TestAll(t *testing.T) {
 		}
 	}
 	for _, code := range []string{CodeCRD, CodeConditions, CodeStuckWork, CodeDrift,
-		CodeNotAvailable, CodeCrashLoop, CodeOOMKilled, CodeImagePull, CodeEvicted, CodePending, CodeRestarts, CodeNeverReady,
+		CodeNotAvailable, CodeCrashLoop, CodeOOMKilled, CodeImagePull, CodeEvicted, CodePending, CodeRestarts, CodeNeverReady, CodePostgresPrimary,
 		CodeNodeNotReady, CodeNodePressure, CodeHPAInactive, CodeHPAAtMax, CodePDBBlocks,
 		CodeTLSMissing, CodeTLSExpiry, CodeTLSHostNames} {
 		if !seen[code] {
