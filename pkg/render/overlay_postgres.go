@@ -17,9 +17,11 @@ const postgresReplicationComponent = "../../base/postgres-replication"
 const postgresReadService = "postgres-read"
 
 // postgresReplication makes a multi-replica postgres one primary (pod 0) and hot standbys
-// that copy it: the replication Component (generated replication password, base-backup
-// init container, initdb script, postgres-read Service), and the postgres Service pinned
-// to the primary. A single replica keeps none of it, so its objects stay as they were.
+// that copy it: the replication Component (base-backup init container, WAL kept for
+// standbys, postgres-read Service), and the postgres Service pinned to the primary. The
+// replication user is in the base, on every postgres: the StatefulSet controller
+// creates a scale-up's new pods before it updates pod 0, so the primary they copy must
+// already have it.
 func (b *builder) postgresReplication(o *overlay) error {
 	o.k.Components = append(o.k.Components, postgresReplicationComponent)
 	if err := b.primaryOnly(o, v1alpha1.ComponentPostgres); err != nil {

@@ -41,7 +41,9 @@ var settingsOfBacking = map[string]string{
 
 // Secret keys of each infrastructure workload: its own, and nobody else's.
 var credentialsOfInfrastructure = map[string][]string{
-	"StatefulSet/" + v1alpha1.ComponentPostgres:      {"postgres/password"},
+	// The replication user's password: the primary's initdb script sets it, standbys
+	// copy the primary with it.
+	"StatefulSet/" + v1alpha1.ComponentPostgres:      {"postgres/password", "postgres/replication-password"},
 	"StatefulSet/" + v1alpha1.ComponentRedis:         {"redis/password"},
 	"StatefulSet/" + v1alpha1.ComponentRedisSentinel: {"redis/password"},
 	"StatefulSet/" + v1alpha1.ComponentMinio:         {"minio/root-password", "minio/root-user"},
@@ -86,11 +88,6 @@ func TestCredentialsByNeed(t *testing.T) {
 				}
 				checked++
 				want, isInfra := credentialsOfInfrastructure[id]
-				if id == "StatefulSet/"+v1alpha1.ComponentPostgres && postgresReplicas(in.p) > 1 {
-					// Standbys copy the primary as the replication user, whose
-					// password the primary's initdb script sets.
-					want = append(slices.Clone(want), "postgres/replication-password")
-				}
 				var used []string
 				if !isInfra {
 					c, known := in.p.Spec.Component(u.GetLabels()[LabelName])

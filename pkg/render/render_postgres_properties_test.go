@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,7 +53,8 @@ func postgresInputs(t *testing.T) map[string]input {
 // by reference, the postgres Service selects exactly one pod (pod 0), postgres-read
 // selects every pod, each pod has the base-backup init container (the primary's skips
 // itself at run time), and the services using postgres are told the read address. With
-// one replica, or none, nothing of it is rendered.
+// one replica, or none, no standby part is rendered; the primary's part is, so that a
+// scale-up works.
 func TestPostgresReplication(t *testing.T) {
 	replicated, single := 0, 0
 	for name, in := range postgresInputs(t) {
@@ -94,6 +96,10 @@ func checkReplicated(t *testing.T, objs []*unstructured.Unstructured, ns string,
 	}
 
 	spec := sts.Spec.Template.Spec
+	checkPrimaryReady(t, objs, spec)
+	if args := strings.Join(spec.Containers[0].Args, " "); !strings.Contains(args, "wal_keep_size=") {
+		t.Errorf("postgres args %q keep no WAL for standbys that fall behind (wal_keep_size)", args)
+	}
 	i := slices.IndexFunc(spec.InitContainers, func(c corev1.Container) bool { return c.Name == "basebackup" })
 	if i < 0 {
 		t.Fatalf("postgres pods have no basebackup init container: %v", spec.InitContainers)
@@ -115,6 +121,28 @@ func checkReplicated(t *testing.T, objs []*unstructured.Unstructured, ns string,
 		t.Error("basebackup init container does not mount the data volume")
 	}
 
+	clients := 0
+	for _, u := range objs {
+		data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+		if u.GetKind() != "ConfigMap" || data["POSTGRES_HOST"] == "" {
+			continue
+		}
+		clients++
+		if want := postgresReadService + "." + ns + ".svc"; data["POSTGRES_READ_HOST"] != want {
+			t.Errorf("ConfigMap %s: POSTGRES_READ_HOST = %q, want %q", u.GetName(), data["POSTGRES_READ_HOST"], want)
+		}
+	}
+	if clients == 0 {
+		t.Error("no service is configured with POSTGRES_HOST")
+	}
+}
+
+// checkPrimaryReady: every postgres, replicated or not, can be a primary that standbys
+// copy: WAL for replication, the replication user by its initdb script and password.
+// A single postgres has it too, so that scaling up needs no change to pod 0 first (the
+// StatefulSet controller creates the new pods before it updates the old).
+func checkPrimaryReady(t *testing.T, objs []*unstructured.Unstructured, spec corev1.PodSpec) {
+	t.Helper()
 	main := spec.Containers[0]
 	args := strings.Join(main.Args, " ")
 	for _, want := range []string{"wal_level=replica", "max_wal_senders=", "hot_standby=on"} {
@@ -150,20 +178,6 @@ func checkReplicated(t *testing.T, objs []*unstructured.Unstructured, ns string,
 		}
 	}
 
-	clients := 0
-	for _, u := range objs {
-		data, _, _ := unstructured.NestedStringMap(u.Object, "data")
-		if u.GetKind() != "ConfigMap" || data["POSTGRES_HOST"] == "" {
-			continue
-		}
-		clients++
-		if want := postgresReadService + "." + ns + ".svc"; data["POSTGRES_READ_HOST"] != want {
-			t.Errorf("ConfigMap %s: POSTGRES_READ_HOST = %q, want %q", u.GetName(), data["POSTGRES_READ_HOST"], want)
-		}
-	}
-	if clients == 0 {
-		t.Error("no service is configured with POSTGRES_HOST")
-	}
 }
 
 func checkSingle(t *testing.T, objs []*unstructured.Unstructured) {
@@ -171,22 +185,15 @@ func checkSingle(t *testing.T, objs []*unstructured.Unstructured) {
 	if find(objs, "Service", postgresReadService) != nil {
 		t.Errorf("Service %s rendered without standbys", postgresReadService)
 	}
-	if find(objs, "ConfigMap", "postgres-initdb") != nil {
-		t.Error("ConfigMap postgres-initdb rendered without standbys")
-	}
 	if u := find(objs, "StatefulSet", v1alpha1.ComponentPostgres); u != nil {
 		sts := convert[appsv1.StatefulSet](t, u)
 		if ic := sts.Spec.Template.Spec.InitContainers; len(ic) != 0 {
 			t.Errorf("a single postgres has init containers %v", ic)
 		}
-		if c := sts.Spec.Template.Spec.Containers[0]; len(c.Command) != 0 || len(c.Args) != 0 {
-			t.Errorf("a single postgres runs %v %v, want the image's own entrypoint", c.Command, c.Args)
+		if args := strings.Join(sts.Spec.Template.Spec.Containers[0].Args, " "); strings.Contains(args, "wal_keep_size") {
+			t.Errorf("a single postgres keeps WAL for standbys it does not have: %s", args)
 		}
-	}
-	if s := find(objs, "Secret", v1alpha1.ComponentPostgres); s != nil {
-		if got := s.GetAnnotations()[AnnotationGenerateKeys]; got != "password" {
-			t.Errorf("a single postgres's Secret generates %q, want password only", got)
-		}
+		checkPrimaryReady(t, objs, sts.Spec.Template.Spec)
 	}
 	for _, u := range objs {
 		if _, ok, _ := unstructured.NestedString(u.Object, "data", "POSTGRES_READ_HOST"); ok && u.GetKind() == "ConfigMap" {
@@ -283,5 +290,32 @@ func TestPostgresFailoverPatch(t *testing.T) {
 	}
 	if got := selected(t, objs, postgresReadService, pods); len(got) != int(n) {
 		t.Errorf("after the failover patch, Service %s selects %v, want all %d pods", postgresReadService, got, n)
+	}
+}
+
+// TestPostgresScaleUpNeedsNoNewPrimary: scaling a single postgres up adds the standby
+// parts only; the main container (command, environment, mounts) and volumes are those
+// pod 0 already runs, apart from the WAL kept for standbys. The StatefulSet controller
+// creates the new pods, and waits for them to be Ready, before it updates pod 0: a
+// replication user that only the new template created would never come.
+func TestPostgresScaleUpNeedsNoNewPrimary(t *testing.T) {
+	for _, name := range []string{"example/minimal", "example/platform"} {
+		t.Run(name, func(t *testing.T) {
+			in := everyInput(t)[name]
+			spec := func(n int32) corev1.PodSpec {
+				p := in.p.DeepCopy()
+				p.Spec.Infrastructure.Postgres.Replicas = ptr.To(n)
+				return convert[appsv1.StatefulSet](t, find(mustRender(t, p, in.rel), "StatefulSet", v1alpha1.ComponentPostgres)).Spec.Template.Spec
+			}
+			one, three := spec(1), spec(3)
+			c1, c3 := one.Containers[0], three.Containers[0]
+			c1.Args, c3.Args = nil, nil
+			if diff := cmp.Diff(c1, c3); diff != "" {
+				t.Errorf("scaling up changes the postgres container beyond its args (-1 +3):\n%s", diff)
+			}
+			if diff := cmp.Diff(one.Volumes, three.Volumes); diff != "" {
+				t.Errorf("scaling up changes the postgres volumes (-1 +3):\n%s", diff)
+			}
+		})
 	}
 }

@@ -398,7 +398,6 @@ func TestConfigChangeRollsPods(t *testing.T) {
 func TestSecretsHaveNoValues(t *testing.T) {
 	p, rel := production(t)
 	want := map[string]string{
-		// The production platform replicates Postgres.
 		"postgres":                  "password,replication-password",
 		"redis":                     "password",
 		"minio":                     "root-user,root-password",
