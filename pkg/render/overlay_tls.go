@@ -221,14 +221,20 @@ func (b *builder) statefulTLSOps(name string) []jsonOp {
 	case v1alpha1.ComponentPostgres:
 		// The probes (pg_isready) need no change: they only ask whether the server
 		// accepts connections, and libpq's default sslmode (prefer) speaks TLS.
-		return append(tlsMountOps(secret, postgresTLSDir, modePostgresKey, nil),
-			opAdd("/spec/template/spec/containers/0/args", []string{
-				"postgres",
-				"-c", "ssl=on",
-				"-c", "ssl_cert_file=" + postgresTLSDir + "/" + certs.KeyCert,
-				"-c", "ssl_key_file=" + postgresTLSDir + "/" + certs.KeyKey,
-				"-c", "ssl_ca_file=" + postgresTLSDir + "/" + certs.KeyCA,
-			}))
+		// Appended to the base's server settings (its command passes them on to the
+		// image's entrypoint), so replication and TLS settings stand side by side.
+		ops := tlsMountOps(secret, postgresTLSDir, modePostgresKey, nil)
+		for _, setting := range []string{
+			"ssl=on",
+			"ssl_cert_file=" + postgresTLSDir + "/" + certs.KeyCert,
+			"ssl_key_file=" + postgresTLSDir + "/" + certs.KeyKey,
+			"ssl_ca_file=" + postgresTLSDir + "/" + certs.KeyCA,
+		} {
+			ops = append(ops,
+				opAdd("/spec/template/spec/containers/0/args/-", "-c"),
+				opAdd("/spec/template/spec/containers/0/args/-", setting))
+		}
+		return ops
 	case v1alpha1.ComponentRedis:
 		return append(tlsMountOps(secret, redisTLSDir, modeGroupRead, nil), redisTLSClientOps(redisTLSDir, 6379)...)
 	case v1alpha1.ComponentRedisSentinel:

@@ -7,12 +7,15 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -189,5 +192,40 @@ func TestCertManagerCertificates(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantDNS, gotDNS); diff != "" {
 		t.Errorf("Certificates' Secrets and DNS names against apply's (-want +got):\n%s", diff)
+	}
+}
+
+// TestPostgresServerSettings: the TLS settings join the base's server settings (the
+// replication ones) as -c pairs the base's command hands to the image's entrypoint, for
+// one replica and for several; without tlsEnabled there are none.
+func TestPostgresServerSettings(t *testing.T) {
+	tlsSettings := []string{"ssl=on", "ssl_cert_file=" + postgresTLSDir + "/tls.crt",
+		"ssl_key_file=" + postgresTLSDir + "/tls.key", "ssl_ca_file=" + postgresTLSDir + "/ca.crt"}
+	for _, tc := range []struct {
+		replicas int32
+		tls      bool
+	}{{1, true}, {3, true}, {1, false}, {3, false}} {
+		t.Run(fmt.Sprintf("replicas %d tls %v", tc.replicas, tc.tls), func(t *testing.T) {
+			p, rel := production(t)
+			p.Spec.Infrastructure.Postgres.Replicas = ptr.To(tc.replicas)
+			p.Spec.Global.TLSEnabled = tc.tls
+			sts := convert[appsv1.StatefulSet](t, find(mustRender(t, p, rel), "StatefulSet", v1alpha1.ComponentPostgres))
+			args := sts.Spec.Template.Spec.Containers[0].Args
+			settings := map[string]bool{}
+			for i := 0; i < len(args); i += 2 {
+				if args[i] != "-c" || i+1 == len(args) {
+					t.Fatalf("postgres args %q are not -c pairs", args)
+				}
+				settings[args[i+1]] = true
+			}
+			if !settings["wal_level=replica"] {
+				t.Errorf("postgres settings %q lack wal_level=replica", args)
+			}
+			for _, s := range tlsSettings {
+				if settings[s] != tc.tls {
+					t.Errorf("postgres settings %q: %s present %v, want %v", args, s, settings[s], tc.tls)
+				}
+			}
+		})
 	}
 }
