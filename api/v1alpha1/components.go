@@ -64,13 +64,33 @@ type Component struct {
 	Stateful *StatefulComponentSpec
 }
 
-// Enabled reports whether the component is deployed. A nil Enabled means true, the
-// schema's default.
+// Enabled reports whether the component is deployed by the platform. A nil Enabled
+// means true, the schema's default. An infrastructure service with External set is
+// not deployed: the platform uses it (External) but renders, waits for and scales
+// nothing of it.
 func (c Component) Enabled() bool {
 	if c.Service != nil {
 		return c.Service.Enabled == nil || *c.Service.Enabled
 	}
+	if c.Stateful.External != nil {
+		return false
+	}
 	return c.Stateful.Enabled == nil || *c.Stateful.Enabled
+}
+
+// External is the external service an infrastructure component points the platform
+// at, nil when the platform runs it (or it is disabled) and for platform services.
+func (c Component) External() *ExternalServiceSpec {
+	if c.Stateful == nil {
+		return nil
+	}
+	return c.Stateful.External
+}
+
+// Available reports whether the platform's services can use the component: deployed,
+// or external.
+func (c Component) Available() bool {
+	return c.Enabled() || c.External() != nil
 }
 
 // Components lists every component of the spec in install order, enabled or not. The

@@ -310,12 +310,29 @@ type Resources struct {
 }
 
 // StatefulComponentSpec is an infrastructure service run as a StatefulSet with one
-// PersistentVolumeClaim per replica.
+// PersistentVolumeClaim per replica, or, with External, a service run elsewhere.
+//
+// Enabled and Storage have no schema default (render falls back to true and 10Gi):
+// a default would be present on every object, and the rules below could not tell a
+// user's "enabled: true" next to external from the default. One rule per field, so
+// each error names its field; each reads two fields and costs next to nothing.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || !has(self.enabled) || !self.enabled",message="must not be true when external is set: an external service is not deployed; remove enabled",fieldPath=".enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || !has(self.replicas)",message="must not be set when external is set: an external service is not deployed",fieldPath=".replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || !has(self.storage)",message="must not be set when external is set: an external service is not deployed",fieldPath=".storage"
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || !has(self.resources)",message="must not be set when external is set: an external service is not deployed",fieldPath=".resources"
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || !has(self.image)",message="must not be set when external is set: an external service is not deployed",fieldPath=".image"
 type StatefulComponentSpec struct {
-	// Enabled deploys the component; set false to use an external service instead.
-	// +kubebuilder:default=true
+	// Enabled deploys the component (true when unset); false runs the platform without
+	// it. To use a service run elsewhere instead, set External.
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+
+	// External points the platform's services at a backing service run outside the
+	// platform (a managed database or object store): nothing is deployed for it, and
+	// the services that use it get its address, TLS setting and credentials.
+	// +optional
+	External *ExternalServiceSpec `json:"external,omitempty"`
 
 	// Replicas of the StatefulSet. Defaults to 1.
 	// +kubebuilder:validation:Minimum=0
@@ -323,8 +340,7 @@ type StatefulComponentSpec struct {
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Storage is the size of each replica's volume.
-	// +kubebuilder:default="10Gi"
+	// Storage is the size of each replica's volume; 10Gi when unset.
 	// +optional
 	Storage *resource.Quantity `json:"storage,omitempty"`
 
@@ -336,6 +352,70 @@ type StatefulComponentSpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
+}
+
+// ExternalServiceSpec is a backing service the platform uses but does not run.
+type ExternalServiceSpec struct {
+	// Host is the service's DNS name or IP address. For Kafka, one bootstrap broker:
+	// clients learn the others from it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$`
+	Host string `json:"host"`
+
+	// Port of the service; when unset, the service's usual port: postgres 5432, redis
+	// 6379, kafka 9092, minio 9000 (443 with tls).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// TLS makes the platform's services connect with TLS (Postgres sslmode=require,
+	// Redis TLS, Kafka security protocol SSL, MinIO over HTTPS), trusting the
+	// certificate authorities of their images.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
+
+	// Database is the Postgres database the services use; "onto" when unset.
+	// Postgres only.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_$-]*$`
+	// +optional
+	Database string `json:"database,omitempty"`
+
+	// CredentialsSecretRef names the Secret, in the platform's namespace, the services
+	// log in with. Render does not create it; apply refuses to run while it or one of
+	// its keys is missing. Required for postgres and minio; optional for redis (a
+	// server without a password); kafka takes none (its clients do not use SASL).
+	// +optional
+	CredentialsSecretRef *ExternalCredentialsRef `json:"credentialsSecretRef,omitempty"`
+}
+
+// ExternalCredentialsRef names a Secret and the keys of the credentials in it.
+type ExternalCredentialsRef struct {
+	// Name of the Secret, in the platform's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// UsernameKey is the key of the user name: "username" for postgres, "accessKey"
+	// (the access key) for minio when unset. Redis takes a password only.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +optional
+	UsernameKey string `json:"usernameKey,omitempty"`
+
+	// PasswordKey is the key of the password: "password" for postgres and redis,
+	// "secretKey" (the secret key) for minio when unset.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +optional
+	PasswordKey string `json:"passwordKey,omitempty"`
 }
 
 // RedisSpec is Redis, standalone or with Sentinel for failover.
@@ -361,6 +441,19 @@ const (
 )
 
 // InfrastructureSpec holds the stateful backing services.
+//
+// The rules on external services that depend on which service it is live here, where
+// the service is known; the external fields themselves are one type for all four.
+// Each guards its service with has(): the schema's default of this object is {}.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.postgres) || !has(self.postgres.external) || has(self.postgres.external.credentialsSecretRef)",message="required: the platform's services log in to an external postgres with it",fieldPath=".postgres.external.credentialsSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.minio) || !has(self.minio.external) || has(self.minio.external.credentialsSecretRef)",message="required: the platform's services log in to an external minio with it",fieldPath=".minio.external.credentialsSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.kafka) || !has(self.kafka.external) || !has(self.kafka.external.credentialsSecretRef)",message="not supported for kafka: the platform's Kafka clients do not use SASL",fieldPath=".kafka.external.credentialsSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.redis) || !has(self.redis.external) || !has(self.redis.external.credentialsSecretRef) || !has(self.redis.external.credentialsSecretRef.usernameKey)",message="not supported for redis: Redis takes a password only",fieldPath=".redis.external.credentialsSecretRef.usernameKey"
+// +kubebuilder:validation:XValidation:rule="!has(self.redis) || !has(self.redis.external) || !has(self.redis.mode) || self.redis.mode != 'sentinel'",message="must not be sentinel when external is set: the platform's services reach an external Redis at its host and port",fieldPath=".redis.mode"
+// +kubebuilder:validation:XValidation:rule="!has(self.redis) || !has(self.redis.external) || !has(self.redis.external.database)",message="postgres only",fieldPath=".redis.external.database"
+// +kubebuilder:validation:XValidation:rule="!has(self.minio) || !has(self.minio.external) || !has(self.minio.external.database)",message="postgres only",fieldPath=".minio.external.database"
+// +kubebuilder:validation:XValidation:rule="!has(self.kafka) || !has(self.kafka.external) || !has(self.kafka.external.database)",message="postgres only",fieldPath=".kafka.external.database"
 type InfrastructureSpec struct {
 	// +kubebuilder:default={}
 	// +optional

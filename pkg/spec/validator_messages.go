@@ -22,6 +22,9 @@ const (
 	semverPattern   = `^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`
 	dnsLabelPattern = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	hostPattern     = `^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// externalHostPattern is the host of an external backing service: a DNS name, an
+	// IPv4 address, or an IPv6 address (two colons at least, so "db:5432" is refused).
+	externalHostPattern = `^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$`
 )
 
 // friendlyDetail rewords an OpenAPI validation message. kube-openapi repeats the field
@@ -38,6 +41,8 @@ func friendlyDetail(e *field.Error) string {
 		return `must be a DNS label such as "onto-system": lowercase letters, digits and '-'`
 	case strings.HasSuffix(d, "should match '"+hostPattern+"'"):
 		return `must be a lowercase DNS name such as "platform.example.com", optionally starting with "*."`
+	case strings.HasSuffix(d, "should match '"+externalHostPattern+"'"):
+		return `must be a DNS name or IP address such as "db.example.com", without a scheme or port (the port has its own field)`
 	}
 	return d
 }
@@ -184,6 +189,10 @@ func (v *Validator) requiredDetail(path string) string {
 		return `the average value per pod to scale at is required, a quantity such as "100" or "500m"`
 	case shape == "spec.global.tls.issuerRef.name":
 		return "the name of the cert-manager Issuer or ClusterIssuer (kind) that issues the services' certificates is required"
+	case strings.HasSuffix(shape, ".external.host"):
+		return "the external service's host is required, a DNS name or IP address such as db.example.com"
+	case strings.HasSuffix(shape, ".external.credentialsSecretRef.name"):
+		return "the name of the Secret, in the platform's namespace, that holds the credentials is required"
 	}
 	name := path
 	if segs := parsePath(path); len(segs) > 0 {
