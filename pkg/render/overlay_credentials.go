@@ -44,7 +44,8 @@ func backingCredentials(backing string) []credential {
 }
 
 // usedBackingServices are the backing services c uses by its release catalog entry,
-// keeping only the enabled ones (a disabled one has no Secret and no address).
+// keeping only those the platform runs or points at externally (a disabled one has
+// no Secret and no address).
 func (b *builder) usedBackingServices(c v1alpha1.Component) (map[string]bool, error) {
 	uses, err := b.rel.Uses(c.Name)
 	if err != nil {
@@ -58,7 +59,7 @@ func (b *builder) usedBackingServices(c v1alpha1.Component) (map[string]bool, er
 			// have been through it.
 			return nil, fmt.Errorf("release %s: %s uses %q, which is not a backing service", b.rel.Version, c.Name, name)
 		}
-		if backing.Enabled() {
+		if backing.Available() {
 			out[name] = true
 		}
 	}
@@ -66,16 +67,21 @@ func (b *builder) usedBackingServices(c v1alpha1.Component) (map[string]bool, er
 }
 
 // credentialOps append to the main container's environment the credentials of the
-// backing services used, in the catalog's install order so the template is stable.
-// The references are not optional: a pod that would start without its password fails
-// to start instead, and says which Secret it misses.
-func credentialOps(used map[string]bool) []jsonOp {
+// backing services used, in the catalog's install order so the template is stable:
+// from the generated Secrets of the services the platform runs, from the user's
+// Secret of an external one. The references are not optional: a pod that would start
+// without its password fails to start instead, and says which Secret it misses.
+func (b *builder) credentialOps(used map[string]bool) []jsonOp {
 	var ops []jsonOp
 	for _, c := range (&v1alpha1.OntoPlatformSpec{}).Components() {
 		if !used[c.Name] {
 			continue
 		}
-		for _, cred := range backingCredentials(c.Name) {
+		creds := backingCredentials(c.Name)
+		if ext := b.external(c.Name); ext != nil {
+			creds = externalCredentials(c.Name, ext)
+		}
+		for _, cred := range creds {
 			ops = append(ops, opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{
 				Name: cred.env,
 				ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{

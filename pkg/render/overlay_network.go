@@ -86,8 +86,9 @@ func clientPorts(workload string) []int {
 
 // backingUsedBy lists, by backing component, the clients that use it: the enabled
 // platform services whose release catalog entry uses it (the addresses and credentials
-// render gives them), and for MinIO the Job that creates the services' user with the
-// root credentials.
+// render gives them), and for a MinIO the platform runs the Job that creates the
+// services' user with the root credentials. External services are listed too: their
+// clients get an egress allowance.
 func (b *builder) backingUsedBy() (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, c := range b.spec.Components() {
@@ -216,6 +217,7 @@ func (b *builder) networkPolicies() ([]namedObject, error) {
 					map[string]any{"to": []any{map[string]any{"podSelector": platformPods}}},
 				},
 			}))
+		out = append(out, b.externalEgressPolicies(usedBy, policy)...)
 	}
 	return out, nil
 }

@@ -122,7 +122,7 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		// apply of a Deployment that exists.
 		depOps = append(depOps, opAdd("/metadata/annotations", map[string]string{v1alpha1.AnnotationReplicas: v1alpha1.ReplicasCreateOnly}))
 	}
-	depOps = append(depOps, credentialOps(used)...)
+	depOps = append(depOps, b.credentialOps(used)...)
 	depOps = append(depOps, b.serviceTLSOps(c.Name)...)
 	if gpu := b.spec.IntelligencePlane.ReasoningService.GPU; c.Name == v1alpha1.ComponentReasoningService && gpu != nil && gpu.Enabled {
 		// GPUs are usually all taken: a surge pod would wait for one forever and the
@@ -245,7 +245,8 @@ func (b *builder) serviceAccountOps(name string) []jsonOp {
 }
 
 // serviceConfig is the environment of a platform service, from its hashed ConfigMap:
-// logging, ports, TLS, tracing and the addresses of the backing services it uses.
+// logging, ports, TLS, tracing and the addresses of the backing services it uses, in
+// the cluster or external (externalEnv).
 func (b *builder) serviceConfig(c v1alpha1.Component, used map[string]bool) map[string]string {
 	s, ns := b.spec, b.p.Namespace
 	obs := s.Observability
@@ -272,7 +273,7 @@ func (b *builder) serviceConfig(c v1alpha1.Component, used map[string]bool) map[
 		env["OTEL_SDK_DISABLED"] = "true"
 	}
 	infra := s.Infrastructure
-	if used[v1alpha1.ComponentPostgres] {
+	if used[v1alpha1.ComponentPostgres] && b.external(v1alpha1.ComponentPostgres) == nil {
 		env["POSTGRES_HOST"] = svcHost(v1alpha1.ComponentPostgres, ns)
 		env["POSTGRES_PORT"] = "5432"
 		env["POSTGRES_USER"] = postgresUser
@@ -283,7 +284,7 @@ func (b *builder) serviceConfig(c v1alpha1.Component, used map[string]bool) map[
 			env["POSTGRES_READ_HOST"] = svcHost(postgresReadService, ns)
 		}
 	}
-	if used[v1alpha1.ComponentRedis] {
+	if used[v1alpha1.ComponentRedis] && b.external(v1alpha1.ComponentRedis) == nil {
 		if infra.Redis.Mode == v1alpha1.RedisSentinel {
 			env["REDIS_MODE"] = string(v1alpha1.RedisSentinel)
 			env["REDIS_SENTINEL_ADDR"] = svcHost(v1alpha1.ComponentRedisSentinel, ns) + ":26379"
@@ -293,13 +294,14 @@ func (b *builder) serviceConfig(c v1alpha1.Component, used map[string]bool) map[
 			env["REDIS_ADDR"] = svcHost(v1alpha1.ComponentRedis, ns) + ":6379"
 		}
 	}
-	if used[v1alpha1.ComponentKafka] {
+	if used[v1alpha1.ComponentKafka] && b.external(v1alpha1.ComponentKafka) == nil {
 		env["KAFKA_BOOTSTRAP_SERVERS"] = svcHost(v1alpha1.ComponentKafka, ns) + ":9092"
 	}
-	if used[v1alpha1.ComponentMinio] {
+	if used[v1alpha1.ComponentMinio] && b.external(v1alpha1.ComponentMinio) == nil {
 		env["MINIO_ENDPOINT"] = svcHost(v1alpha1.ComponentMinio, ns) + ":9000"
 	}
 	b.serviceTLSEnv(env, used)
+	b.externalEnv(env, used)
 	if c.Name == v1alpha1.ComponentGateway {
 		// The gateway routes to every enabled service over gRPC.
 		for _, up := range s.Components() {

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -191,6 +192,14 @@ func (b *builder) serviceTLSEnv(env map[string]string, used map[string]bool) {
 	env["TLS_CERT_FILE"] = serviceTLSDir + "/" + certs.KeyCert
 	env["TLS_KEY_FILE"] = serviceTLSDir + "/" + certs.KeyKey
 	env["TLS_CA_FILE"] = ca
+	// An external backing service is not signed by the platform's CA: its TLS
+	// settings are its own (externalEnv).
+	used = maps.Clone(used)
+	for c := range used {
+		if b.external(c) != nil {
+			delete(used, c)
+		}
+	}
 	if used[v1alpha1.ComponentPostgres] {
 		// verify-full checks the server's name too: the certificate carries the
 		// POSTGRES_HOST the service dials.

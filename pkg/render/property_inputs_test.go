@@ -27,12 +27,16 @@ type input struct {
 	rel release.Release
 }
 
+// exampleNames are the examples, each copied from examples/ to testdata/TestRender
+// (TestExampleCopies keeps the copies equal).
+func exampleNames() []string { return []string{"platform", "minimal", "tenant", "external"} }
+
 // everyInput is every example (their copies in testdata/TestRender) and every profile
 // `init` writes (from the embedded templates, filled as init fills them), by name.
 func everyInput(t testing.TB) map[string]input {
 	t.Helper()
 	out := map[string]input{}
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	for _, name := range exampleNames() {
 		p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
 		out["example/"+name] = input{p, rel}
 	}

@@ -57,7 +57,7 @@ var credentialsOfInfrastructure = map[string][]string{
 }
 
 // credentialInputs are every example and profile (everyInput), and the production
-// example with each backing service disabled in turn.
+// example with each backing service disabled in turn, and external in turn.
 func credentialInputs(t *testing.T) map[string]input {
 	t.Helper()
 	out := everyInput(t)
@@ -66,8 +66,43 @@ func credentialInputs(t *testing.T) map[string]input {
 		c, _ := p.Spec.Component(backing)
 		c.Stateful.Enabled = ptr.To(false)
 		out["production without "+backing] = input{p, rel}
+
+		p, rel = production(t)
+		c, _ = p.Spec.Component(backing)
+		*c.Stateful = v1alpha1.StatefulComponentSpec{External: &v1alpha1.ExternalServiceSpec{Host: backing + ".example.com"}}
+		if backing != v1alpha1.ComponentKafka {
+			c.Stateful.External.CredentialsSecretRef = &v1alpha1.ExternalCredentialsRef{Name: "user-" + backing}
+		}
+		if backing == v1alpha1.ComponentRedis {
+			p.Spec.Infrastructure.Redis.Mode = v1alpha1.RedisStandalone
+		}
+		out["production with external "+backing] = input{p, rel}
 	}
 	return out
+}
+
+// credentialsOf are the Secret keys a service that uses backing receives: the
+// generated ones of a backing service the platform runs, those of the user's Secret
+// (with the default key names) of an external one.
+func credentialsOf(p *v1alpha1.OntoPlatform, backing string) []string {
+	c, _ := p.Spec.Component(backing)
+	ext := c.External()
+	if ext == nil {
+		return credentialsOfBacking[backing]
+	}
+	if ext.CredentialsSecretRef == nil {
+		return nil
+	}
+	name := ext.CredentialsSecretRef.Name
+	switch backing {
+	case v1alpha1.ComponentPostgres:
+		return []string{name + "/password", name + "/username"}
+	case v1alpha1.ComponentRedis:
+		return []string{name + "/password"}
+	case v1alpha1.ComponentMinio:
+		return []string{name + "/accessKey", name + "/secretKey"}
+	}
+	return nil
 }
 
 // TestCredentialsByNeed: each workload's pod template references exactly the Secret
@@ -98,7 +133,7 @@ func TestCredentialsByNeed(t *testing.T) {
 					used = enabledUses(t, in.p, in.rel, c.Name)
 					want = nil
 					for _, b := range used {
-						want = append(want, credentialsOfBacking[b]...)
+						want = append(want, credentialsOf(in.p, b)...)
 					}
 					if c.Name == v1alpha1.ComponentGateway && len(want) != 0 {
 						t.Errorf("the gateway would receive %v; it faces the Internet and must receive no credential", want)
@@ -138,7 +173,8 @@ func certificatesOf(p *v1alpha1.OntoPlatform, id string) []string {
 // cmpEmpty treats a nil and an empty list alike.
 var cmpEmpty = cmp.FilterValues(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
 
-// enabledUses are the backing services component uses by the release, enabled ones only.
+// enabledUses are the backing services component uses by the release, those the
+// platform runs or points at externally only.
 func enabledUses(t *testing.T, p *v1alpha1.OntoPlatform, rel release.Release, component string) []string {
 	t.Helper()
 	uses, err := rel.Uses(component)
@@ -147,7 +183,7 @@ func enabledUses(t *testing.T, p *v1alpha1.OntoPlatform, rel release.Release, co
 	}
 	var out []string
 	for _, b := range uses {
-		if c, _ := p.Spec.Component(b); c.Enabled() {
+		if c, _ := p.Spec.Component(b); c.Enabled() || c.External() != nil {
 			out = append(out, b)
 		}
 	}

@@ -195,7 +195,7 @@ func TestHPA(t *testing.T) {
 func itoa(n int32) string { return resource.NewQuantity(int64(n), resource.DecimalSI).String() }
 
 func TestEveryObjectHasTheRecommendedLabels(t *testing.T) {
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	for _, name := range exampleNames() {
 		t.Run(name, func(t *testing.T) {
 			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
 			for _, u := range mustRender(t, p, rel) {
@@ -616,7 +616,7 @@ func TestVersionBumpKeepsInfrastructurePods(t *testing.T) {
 	}
 	versionOnly := from
 	versionOnly.Version, versionOnly.UpgradeFrom = "1.6.0", ">= 1.5.0, < 1.6.0"
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	for _, name := range exampleNames() {
 		for _, to := range []struct {
 			name string
 			rel  release.Release
@@ -656,7 +656,7 @@ func TestVersionBumpKeepsInfrastructurePods(t *testing.T) {
 // TestEveryContainerHasEphemeralStorage: every container and init container of every
 // example requests and limits ephemeral storage, the request within the limit.
 func TestEveryContainerHasEphemeralStorage(t *testing.T) {
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	for _, name := range exampleNames() {
 		t.Run(name, func(t *testing.T) {
 			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
 			for id, tpl := range podTemplates(t, mustRender(t, p, rel)) {
@@ -718,7 +718,7 @@ func TestPDBForEveryWorkloadOfSeveralPods(t *testing.T) {
 			p.Spec.Gateway.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: 1, MaxReplicas: 5, TargetCPUUtilization: 70}
 		}},
 	}
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	for _, name := range exampleNames() {
 		for _, v := range variants {
 			t.Run(name+"/"+v.name, func(t *testing.T) {
 				p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
@@ -807,7 +807,7 @@ func TestMinReadySecondsOnEveryWorkload(t *testing.T) {
 // with its termination, and its grace period leaves the process time to stop after.
 func TestPreStopSleepBehindServices(t *testing.T) {
 	const minShutdown = 20 // seconds the process keeps after the sleep, at least
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	for _, name := range exampleNames() {
 		t.Run(name, func(t *testing.T) {
 			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
 			objs := mustRender(t, p, rel)
@@ -859,7 +859,7 @@ func selects(selector, labels map[string]string) bool {
 // nodes, counting only its own revision's pods (pod-template-hash) and never leaving
 // a pod Pending for it; whatever its count, so a scale does not change its template.
 func TestDeploymentsSpread(t *testing.T) {
-	for _, name := range []string{"platform", "minimal", "tenant"} {
+	for _, name := range exampleNames() {
 		t.Run(name, func(t *testing.T) {
 			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
 			objs := mustRender(t, p, rel)

@@ -63,7 +63,7 @@ func toYAML(t testing.TB, planes []Plane) []byte {
 }
 
 func TestRender(t *testing.T) {
-	for _, name := range []string{"platform", "minimal", "tenant", "tls-issuer"} {
+	for _, name := range append(exampleNames(), "tls-issuer") {
 		t.Run(name, func(t *testing.T) {
 			p, rel := load(t, filepath.Join("testdata", "TestRender", name+".yaml"))
 			planes, err := Render(p, Options{Release: rel})
