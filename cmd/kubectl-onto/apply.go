@@ -219,7 +219,10 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 			return err
 		}
 		// The same checks as a real run, so a dry run in CI fails where apply would.
-		return apply.Preflight(p, opts)
+		if err := apply.Preflight(p, opts); err != nil {
+			return err
+		}
+		return apply.CheckSecrets(p)
 	}
 	if o.PlanFile != "" {
 		if opts.Saved, err = readPlan(o.PlanFile); err != nil {

@@ -253,6 +253,12 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 			return res, a.stopReason(ctx, err)
 		}
 	}
+	if foundation == nil {
+		// The plan made now (a foundation's was checked before its first write).
+		if err := CheckSecrets(p); err != nil {
+			return res, err
+		}
+	}
 	if opts.Saved != nil && foundation == nil {
 		// What this run would do now must pass as well: a saved plan is never a way
 		// around the checks (a plan made with --adopt, applied without it).
@@ -349,6 +355,9 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 func (a *Applier) installFoundation(ctx context.Context, planner *plan.Planner, d *plan.Desired, opts Options, done map[plan.ObjectRef]bool, res *Result) (*plan.Plan, error) {
 	p, err := planner.Plan(ctx, d)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckSecrets(p); err != nil {
 		return nil, err
 	}
 	if opts.Saved != nil {

@@ -35,6 +35,10 @@ type Desired struct {
 	// Namespace of the platform and of every namespaced object.
 	Namespace string
 	Version   string
+	// UserSecrets are the Secrets the spec names that the platform's pods read but
+	// the platform does not create (external services' credentials): a plan checks
+	// that they exist with their keys, and apply refuses to write until they do.
+	UserSecrets []UserSecret
 }
 
 // CRD returns the OntoPlatform CRD compiled into the binary.
@@ -57,7 +61,7 @@ func NewDesired(p *v1alpha1.OntoPlatform, planes []render.Plane) (*Desired, erro
 		return nil, err
 	}
 	id := inventory.ID(p.Namespace, p.Name)
-	d := &Desired{CRD: crd, InventoryID: id, Namespace: p.Namespace, Version: p.Spec.Version}
+	d := &Desired{CRD: crd, InventoryID: id, Namespace: p.Namespace, Version: p.Spec.Version, UserSecrets: userSecrets(p, planes)}
 	var all []*unstructured.Unstructured
 	for _, pl := range planes {
 		cp := render.Plane{Name: pl.Name, Objects: make([]*unstructured.Unstructured, len(pl.Objects))}

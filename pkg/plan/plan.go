@@ -53,8 +53,13 @@ type Plan struct {
 	Summary     Summary     `json:"summary"`
 	// Warnings are changes that are allowed but reach beyond the platform, such as new
 	// Pod Security labels on a namespace that already exists, or whose cause the
-	// change alone does not show, such as a certificate re-issued (and why).
+	// change alone does not show, such as a certificate re-issued (and why), and what
+	// apply would refuse (MissingSecrets).
 	Warnings []string `json:"warnings,omitempty"`
+	// MissingSecrets are the Secrets the spec names for external services that do not
+	// exist or lack keys the pods read. apply refuses to write while there are any:
+	// the pods would not start.
+	MissingSecrets []MissingSecret `json:"missingSecrets,omitempty"`
 }
 
 // PlanePlan is the changes of one plane.

@@ -125,6 +125,9 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 		return nil, err
 	}
 	nsExists := ns != nil
+	if p.MissingSecrets, err = pl.missingSecrets(ctx, d, nsExists); err != nil {
+		return nil, err
+	}
 	owners := platformOwners(live)
 	if parent := live[RefOf(d.Platform).key()]; parent != nil {
 		p.InstalledVersion, _, _ = unstructured.NestedString(parent.Object, "status", "version")
@@ -198,7 +201,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	pl.addDeletes(p, d, live)
 	takeBackReplicas(p, live)
 	p.summarize()
-	p.Warnings = namespaceWarnings(p)
+	p.Warnings = append(namespaceWarnings(p), missingSecretWarnings(d.Namespace, p.MissingSecrets)...)
 	for _, w := range reissues {
 		if w != "" {
 			p.Warnings = append(p.Warnings, w)
