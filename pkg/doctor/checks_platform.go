@@ -24,6 +24,8 @@ const (
 	CodeConditions = "ONTO-PLT-102"
 	CodeStuckWork  = "ONTO-PLT-103"
 	CodeDrift      = "ONTO-PLT-104"
+	// CodeExternalSecrets reads the drift plan's user Secrets (ONTO-PLT-104's plan).
+	CodeExternalSecrets = "ONTO-PLT-105"
 )
 
 // maxDriftFields bounds the fields listed per drifted object; the plan shows them all.
@@ -35,6 +37,7 @@ func platformChecks() []Check {
 		{Code: CodeConditions, Category: CategoryPlatform, Description: "platform conditions", Skip: needsPlatform, Run: checkConditions},
 		{Code: CodeStuckWork, Category: CategoryPlatform, Description: "no stopped upgrade or stuck lock", Skip: needsPlatform, Run: checkStuckWork},
 		{Code: CodeDrift, Category: CategoryPlatform, Description: "live objects match the applied spec", Skip: skipDrift, Run: checkDrift},
+		{Code: CodeExternalSecrets, Category: CategoryPlatform, Description: "external services' credentials Secrets present with their keys", Skip: skipExternalSecrets, Run: checkExternalSecrets},
 	}
 }
 
@@ -259,4 +262,28 @@ func age(now, t time.Time) string {
 		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func skipExternalSecrets(env *Env) string {
+	switch {
+	case env.Desired == nil:
+		return "no desired state (revision snapshot or -f file)"
+	case len(env.Desired.UserSecrets) == 0:
+		return "no external service names a credentials Secret"
+	case env.Plan == nil:
+		return "the platform could not be planned (" + CodeDrift + ")"
+	}
+	return ""
+}
+
+// checkExternalSecrets: each Secret an external service's credentialsSecretRef names
+// exists with the keys the services read; otherwise their pods do not start and
+// apply refuses to write.
+func checkExternalSecrets(env *Env) []Finding {
+	var out []Finding
+	for _, m := range env.Plan.MissingSecrets {
+		out = append(out, Finding{Object: objectName("Secret", m.Name), Evidence: m.String(),
+			Fix: m.Fix(env.Namespace) + ", then kubectl onto apply"})
+	}
+	return out
 }

@@ -366,7 +366,7 @@ func (g *Gatherer) readInstalled(read func(string, func(context.Context) error),
 		}
 		return err
 	})
-	if env.Desired != nil && g.runs(CodeDrift) {
+	if env.Desired != nil && (g.runs(CodeDrift) || g.runs(CodeExternalSecrets)) {
 		read("the drift plan", func(ctx context.Context) error {
 			planner := &plan.Planner{Clients: g.Clients}
 			pl, err := planner.Plan(ctx, env.Desired)

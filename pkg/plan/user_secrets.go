@@ -161,24 +161,24 @@ func (pl *Planner) missingSecrets(ctx context.Context, d *Desired, nsExists bool
 	return out, nil
 }
 
+// Fix is the command or step that makes the Secret whole, in namespace.
+func (m MissingSecret) Fix(namespace string) string {
+	if m.Exists {
+		return fmt.Sprintf("add the keys to Secret %s/%s", namespace, m.Name)
+	}
+	parts := make([]string, 0, len(m.Keys))
+	for _, k := range m.Keys {
+		parts = append(parts, "--from-literal="+k+"=...")
+	}
+	return fmt.Sprintf("kubectl -n %s create secret generic %s %s", namespace, m.Name, strings.Join(parts, " "))
+}
+
 // missingSecretWarnings are the plan's warnings of the missing user Secrets: apply
 // refuses to write while there are any.
 func missingSecretWarnings(namespace string, missing []MissingSecret) []string {
 	var out []string
 	for _, m := range missing {
-		fix := fmt.Sprintf("kubectl -n %s create secret generic %s %s", namespace, m.Name, fromLiterals(m.Keys))
-		if m.Exists {
-			fix = fmt.Sprintf("add the keys to Secret %s/%s", namespace, m.Name)
-		}
-		out = append(out, fmt.Sprintf("%s: %s; apply writes nothing until then", m, fix))
+		out = append(out, fmt.Sprintf("%s: %s; apply writes nothing until then", m, m.Fix(namespace)))
 	}
 	return out
-}
-
-func fromLiterals(keys []string) string {
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, "--from-literal="+k+"=...")
-	}
-	return strings.Join(parts, " ")
 }

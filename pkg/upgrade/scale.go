@@ -323,6 +323,9 @@ func editSpec(s *v1alpha1.OntoPlatformSpec, name string, replicas, minReplicas, 
 		}
 		return specEdit{}, fmt.Errorf("unknown component %q: the components are %s", name, strings.Join(names, ", "))
 	}
+	if c.External() != nil {
+		return specEdit{}, fmt.Errorf("component %s is external (%s.external): the platform does not run it, so there is nothing to scale; scale it where it runs", name, c.SpecPath)
+	}
 	if !c.Enabled() {
 		return specEdit{}, fmt.Errorf("component %s is disabled (%s.enabled: false): there is nothing to scale; enable it in the platform file and apply it", name, c.SpecPath)
 	}
