@@ -285,8 +285,9 @@ func TestApplyProductionExample(t *testing.T) {
 	}
 
 	st := e.getPlatform().Status
-	if st.Phase != v1alpha1.PhaseRunning || st.Version != "1.5.0" || st.ReadyComponents != "13/13" {
-		t.Fatalf("status = phase %s version %s ready %s, want Running 1.5.0 13/13", st.Phase, st.Version, st.ReadyComponents)
+	// 13 components and Kafka's dedicated controllers (kafka.replicas 3).
+	if st.Phase != v1alpha1.PhaseRunning || st.Version != "1.5.0" || st.ReadyComponents != "14/14" {
+		t.Fatalf("status = phase %s version %s ready %s, want Running 1.5.0 14/14", st.Phase, st.Version, st.ReadyComponents)
 	}
 	for _, c := range st.Components {
 		if !c.Ready || c.ReadyReplicas != c.DesiredReplicas || c.Version != "1.5.0" {
