@@ -14,7 +14,6 @@ import (
 
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/yaml"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -27,6 +26,9 @@ type overlay struct {
 	plane v1alpha1.Plane
 	k     types.Kustomization
 	files map[string][]byte
+	// patches are the strategic merge patches of the base's objects, one per object;
+	// write lists them in k.
+	patches []*objPatch
 }
 
 func newOverlay(dir string, plane v1alpha1.Plane) *overlay {
@@ -49,22 +51,51 @@ func (o *overlay) addObject(name string, obj any) error {
 	return nil
 }
 
-// addJSONPatch adds a JSON 6902 patch of the object of kind and name, as named in the
-// base (before any rename by an earlier patch of this overlay).
-func (o *overlay) addJSONPatch(kind, name string, ops []jsonOp) error {
-	if len(ops) == 0 {
-		return nil
+// patch returns the strategic merge patch of the object of kind and name, as named in
+// the base (before any rename by the overlay), creating it on first use: every change
+// of one object goes into one patch, since each patch is a pass of kustomize over it.
+func (o *overlay) patch(kind, name string) *objPatch {
+	for _, p := range o.patches {
+		if p.kind == kind && p.name == name {
+			return p
+		}
 	}
-	doc, err := toJSON(ops)
-	if err != nil {
-		return fmt.Errorf("patch %s/%s: %w", kind, name, err)
+	p := &objPatch{kind: kind, name: name, doc: map[string]any{}}
+	o.patches = append(o.patches, p)
+	return p
+}
+
+// addPatches lists the overlay's patches in its kustomization, in the order they were
+// first asked for; a patch that changes nothing is left out.
+func (o *overlay) addPatches(bases baseObjects) error {
+	base := ""
+	for _, r := range o.k.Resources {
+		if strings.HasPrefix(r, baseRef) {
+			base = strings.TrimPrefix(r, baseRef)
+		}
 	}
-	o.k.Patches = append(o.k.Patches, types.Patch{
-		Patch:  doc,
-		Target: &types.Selector{ResId: resid.ResId{Gvk: resid.Gvk{Kind: kind}, Name: "^" + name + "$"}},
-	})
+	for _, p := range o.patches {
+		if len(p.doc) == 0 && p.rename == "" {
+			continue
+		}
+		p.keepBaseOrder(bases[baseObjectKey(base, p.kind, p.name)])
+		patch, err := p.kustomizePatch()
+		if err != nil {
+			return fmt.Errorf("patch %s/%s: %w", p.kind, p.name, err)
+		}
+		o.k.Patches = append(o.k.Patches, patch)
+	}
+	o.patches = nil
 	return nil
 }
+
+// baseRef is how an overlay lists a base among its resources.
+const baseRef = "../../base/"
+
+// baseObjects are the objects of the bases that overlays patch, by baseObjectKey.
+type baseObjects map[string]map[string]any
+
+func baseObjectKey(base, kind, name string) string { return base + "/" + kind + "/" + name }
 
 // addConfig generates the ConfigMap name from literal KEY=value pairs, in key order so
 // the content hash kustomize appends to the name is stable.
@@ -84,7 +115,7 @@ func (o *overlay) addConfig(name string, env map[string]string, files map[string
 // (name, instance) also goes into selectors; version and the others only into metadata
 // and pod templates, because selectors are immutable and must survive an upgrade.
 // With templateVersion set, the version label stays on the objects' metadata only: the
-// caller patches templateVersion into the pod template itself (templateVersionLabelPath).
+// caller patches templateVersion into the pod template itself (setTemplateVersion).
 func (o *overlay) setLabels(selector, meta map[string]string, templateVersion string) {
 	o.k.Labels = []types.Label{{Pairs: selector, IncludeSelectors: true}}
 	if templateVersion == "" {
@@ -106,10 +137,6 @@ func (o *overlay) setLabels(selector, meta map[string]string, templateVersion st
 		o.k.Labels = append(o.k.Labels, types.Label{Pairs: metadataOnly})
 	}
 }
-
-// templateVersionLabelPath is the JSON pointer of the version label of a workload's
-// pod template.
-const templateVersionLabelPath = "/spec/template/metadata/labels/app.kubernetes.io~1version"
 
 // imageVersion is the version an image reference names, usable as a label value: its
 // tag, else the start of its digest (a reference pinned by digest alone), else
@@ -152,7 +179,11 @@ func (o *overlay) setImage(placeholder, ref string) {
 }
 
 // write stores the overlay under dir of fsys.
-func (o *overlay) write(fsys filesys.FileSystem, dir string) error {
+// bases are the objects of the bases, which the patches keep the order of lists of.
+func (o *overlay) write(fsys filesys.FileSystem, dir string, bases baseObjects) error {
+	if err := o.addPatches(bases); err != nil {
+		return err
+	}
 	for _, name := range sortedKeys(o.files) {
 		if err := fsys.WriteFile(path.Join(dir, name), o.files[name]); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
@@ -171,17 +202,6 @@ func writeYAML(fsys filesys.FileSystem, p string, v any) error {
 	}
 	return nil
 }
-
-// jsonOp is one JSON 6902 operation.
-type jsonOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
-}
-
-func opAdd(p string, v any) jsonOp     { return jsonOp{Op: "add", Path: p, Value: v} }
-func opReplace(p string, v any) jsonOp { return jsonOp{Op: "replace", Path: p, Value: v} }
-func opRemove(p string) jsonOp         { return jsonOp{Op: "remove", Path: p} }
 
 // splitImage splits an image reference into name, tag and digest, as kustomize's images
 // field wants them. A colon belongs to the tag only after the last slash, so a registry

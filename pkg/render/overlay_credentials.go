@@ -66,13 +66,13 @@ func (b *builder) usedBackingServices(c v1alpha1.Component) (map[string]bool, er
 	return out, nil
 }
 
-// credentialOps append to the main container's environment the credentials of the
-// backing services used, in the catalog's install order so the template is stable:
+// credentialPatch appends to the environment of the main container (main, its patch)
+// the credentials of the backing services used, in the catalog's install order so the
+// template is stable:
 // from the generated Secrets of the services the platform runs, from the user's
 // Secret of an external one. The references are not optional: a pod that would start
 // without its password fails to start instead, and says which Secret it misses.
-func (b *builder) credentialOps(used map[string]bool) []jsonOp {
-	var ops []jsonOp
+func (b *builder) credentialPatch(main map[string]any, used map[string]bool) {
 	for _, c := range (&v1alpha1.OntoPlatformSpec{}).Components() {
 		if !used[c.Name] {
 			continue
@@ -82,14 +82,13 @@ func (b *builder) credentialOps(used map[string]bool) []jsonOp {
 			creds = externalCredentials(c.Name, ext)
 		}
 		for _, cred := range creds {
-			ops = append(ops, opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{
+			appendItems(main, "env", corev1.EnvVar{
 				Name: cred.env,
 				ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 					LocalObjectReference: corev1.LocalObjectReference{Name: cred.secret},
 					Key:                  cred.key,
 				}},
-			}))
+			})
 		}
 	}
-	return ops
 }

@@ -43,6 +43,12 @@ const (
 	// (the image's default heap is 1G).
 	kafkaControllerHeap = "-Xms512m -Xmx512m"
 	kafkaLogDirs        = "/var/lib/kafka/data/kraft"
+	// kafkaControllerStorage is the controllers' data volume: the metadata log and its
+	// snapshots, megabytes even for large clusters.
+	kafkaControllerStorage = "2Gi"
+	// kafkaConfigInit is the init container of the kafka and kafka-controller pods
+	// that copies the image's configuration directory to a writable volume.
+	kafkaConfigInit = "config"
 )
 
 // KafkaDedicatedControllers reports whether a Kafka of replicas runs dedicated
@@ -60,14 +66,8 @@ func (b *builder) kafkaOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 		return []*overlay{o}, nil
 	}
 	o.addConfig("kafka-config", b.kafkaTLSConfig(b.kafkaBrokerConfig(replicas, false)), nil)
-	// Brokers serve no controller port (kafkaBrokerOps drops it from their pods).
-	err := o.addJSONPatch("Service", "kafka-headless", []jsonOp{
-		opTest("/spec/ports/1/name", "controller"),
-		opRemove("/spec/ports/1"),
-	})
-	if err != nil {
-		return nil, err
-	}
+	// Brokers serve no controller port (kafkaBrokerPatch drops it from their pods).
+	deleteItem(o.patch("Service", "kafka-headless").field("spec"), "ports", map[string]any{"port": kafkaControllerPort, "protocol": "TCP"})
 	co, err := b.kafkaControllerOverlay(c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v1alpha1.ComponentKafkaController, err)
@@ -75,17 +75,14 @@ func (b *builder) kafkaOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 	return []*overlay{o, co}, nil
 }
 
-// kafkaBrokerOps are the operations on the kafka StatefulSet that follow the topology:
-// with dedicated controllers the brokers serve no controller port. The test op makes a
-// reordered base fail the render rather than drop another port.
-func kafkaBrokerOps(replicas int32) []jsonOp {
+// kafkaBrokerPatch adds to the patch of the kafka StatefulSet what follows the
+// topology: with dedicated controllers the brokers serve no controller port, which the
+// patch deletes by its number, wherever the base lists it.
+func kafkaBrokerPatch(p *objPatch, replicas int32) {
 	if !KafkaDedicatedControllers(replicas) {
-		return nil
+		return
 	}
-	return []jsonOp{
-		opTest("/spec/template/spec/containers/0/ports/1/name", "controller"),
-		opRemove("/spec/template/spec/containers/0/ports/1"),
-	}
+	deleteItem(p.container(v1alpha1.ComponentKafka), "ports", map[string]any{"containerPort": kafkaControllerPort, "protocol": "TCP"})
 }
 
 // kafkaControllerOverlay renders the dedicated controllers from their base, with the
@@ -95,16 +92,9 @@ func (b *builder) kafkaControllerOverlay(c v1alpha1.Component) (*overlay, error)
 	if err != nil {
 		return nil, err
 	}
-	var extra []jsonOp
-	if sc := b.spec.Global.StorageClass; sc != "" {
-		extra = append(extra, opAdd("/spec/volumeClaimTemplates/0/spec/storageClassName", sc))
-	}
-	if pp := b.spec.Global.ImagePullPolicy; pp != "" {
-		extra = append(extra, opAdd("/spec/template/spec/initContainers/0/imagePullPolicy", pp))
-	}
-	extra = append(extra, b.statefulTLSOps(v1alpha1.ComponentKafkaController)...)
-	// The controllers' resources are fixed: the spec's kafka.resources size brokers.
-	o, err := b.statefulOverlay(v1alpha1.ComponentKafkaController, c.Plane, image, kafkaControllers, nil, extra)
+	// The controllers' resources and storage are fixed: the spec's kafka.resources and
+	// storage size brokers.
+	o, err := b.statefulOverlay(v1alpha1.ComponentKafkaController, c.Plane, image, kafkaControllers, nil, kafkaControllerStorage)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +154,3 @@ func (b *builder) kafkaVoters(dedicated bool) string {
 	}
 	return strings.Join(voters, ",")
 }
-
-// opTest makes a patch fail unless the value at p is v: a guard before removing a list
-// item by index, so a reordered base fails the render instead of losing another item.
-func opTest(p string, v any) jsonOp { return jsonOp{Op: "test", Path: p, Value: v} }

@@ -64,20 +64,11 @@ func (b *builder) minioSetupOverlay(plane v1alpha1.Plane, imageOverride string) 
 	}
 	// What every pod takes from the spec, but what only a long-running workload has: a
 	// Job has no minReadySeconds, and no Service to drain before it stops.
-	var ops []jsonOp
-	for _, op := range b.podOps(&res, false) {
-		if op.Path != "/spec/minReadySeconds" && op.Path != "/spec/template/spec/containers/0/lifecycle" {
-			ops = append(ops, op)
-		}
-	}
-	ops = append(ops, opAdd(templateVersionLabelPath, version))
-	ops = append(ops, b.minioSetupTLSOps()...)
-	if err := o.addJSONPatch("Job", minioSetup, ops); err != nil {
-		return nil, err
-	}
-	if err := o.addJSONPatch("ServiceAccount", minioSetup, b.serviceAccountOps("")); err != nil {
-		return nil, err
-	}
+	job := o.patch("Job", minioSetup)
+	b.podPatch(job, minioSetup, &res, false, false)
+	setTemplateVersion(job, version)
+	b.minioSetupTLSPatch(job)
+	b.serviceAccountPatch(o, minioSetup, "")
 	return o, nil
 }
 

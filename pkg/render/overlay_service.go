@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -102,46 +104,40 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 	// The base's objects are all named "service": rename them to the component;
 	// kustomize then follows the ServiceAccount's rename in serviceAccountName. The
 	// ConfigMap reference is set to the generator's name, which kustomize then
-	// completes with the content hash. One patch per object: each JSON 6902 patch
-	// costs kustomize a full JSON round trip of the object.
+	// completes with the content hash. The container keeps the base's name through
+	// the patches, which find it by that name; a replacement, after them, gives it the
+	// component's.
 	res := b.withMemoryLimit(c.Name, resourcesOf(c.Name, c.Service.Resources))
-	pod := b.podOps(&res, c.Name == v1alpha1.ComponentReasoningService)
-	depOps := append([]jsonOp{
-		opReplace("/metadata/name", c.Name),
-		opReplace("/spec/template/spec/containers/0/name", c.Name),
-		opReplace("/spec/template/spec/containers/0/envFrom/0/configMapRef/name", c.Name+"-config"),
-	}, pod...)
+	dep := o.patch("Deployment", serviceBase)
+	dep.rename = c.Name
+	b.podPatch(dep, serviceBase, &res, c.Name == v1alpha1.ComponentReasoningService, true)
+	main := dep.container(serviceBase)
+	main["envFrom"] = []any{map[string]any{"configMapRef": map[string]any{"name": c.Name + "-config"}}}
+	o.k.Replacements = append(o.k.Replacements, renameContainer("Deployment", c.Name, serviceBase))
 	// Whatever its count: a pod template that depended on the replicas would make a
 	// scale from 1 to 2 (kubectl onto scale, an autoscaler's floor) restart every pod.
-	depOps = append(depOps, b.spreadOps(c.Name)...)
+	b.spreadPatch(dep, c.Name)
 	if c.Autoscaled() {
 		// The HPA owns the count once the Deployment exists: an applied replicas field
 		// would reset it on every apply. The count is still rendered, so a new
 		// Deployment starts at its floor instead of at 1 until the HPA's first sync
 		// (and a plane's wait does not pass at 1/1); the planner drops it from the
 		// apply of a Deployment that exists.
-		depOps = append(depOps, opAdd("/metadata/annotations", map[string]string{v1alpha1.AnnotationReplicas: v1alpha1.ReplicasCreateOnly}))
+		dep.set(map[string]string{v1alpha1.AnnotationReplicas: v1alpha1.ReplicasCreateOnly}, "metadata", "annotations")
 	}
-	depOps = append(depOps, b.credentialOps(used)...)
-	depOps = append(depOps, b.serviceTLSOps(c.Name)...)
+	b.credentialPatch(main, used)
+	b.serviceTLSPatch(dep, serviceBase, c.Name)
 	if gpu := b.spec.IntelligencePlane.ReasoningService.GPU; c.Name == v1alpha1.ComponentReasoningService && gpu != nil && gpu.Enabled {
 		// GPUs are usually all taken: a surge pod would wait for one forever and the
 		// rollout with it. Replace one pod at a time instead.
-		depOps = append(depOps, opReplace("/spec/strategy/rollingUpdate", map[string]any{"maxSurge": 0, "maxUnavailable": 1}))
+		dep.set(map[string]any{"maxSurge": 0, "maxUnavailable": 1}, "spec", "strategy", "rollingUpdate")
 	}
-	if err := o.addJSONPatch("Deployment", serviceBase, depOps); err != nil {
-		return nil, err
-	}
-	svcOps := []jsonOp{opReplace("/metadata/name", c.Name)}
+	svc := o.patch("Service", serviceBase)
+	svc.rename = c.Name
 	if !b.metricsEnabled() {
-		svcOps = append(svcOps, opRemove("/spec/ports/2")) // the metrics port of the base
+		deleteItem(svc.field("spec"), "ports", map[string]any{"port": portMetrics, "protocol": "TCP"})
 	}
-	if err := o.addJSONPatch("Service", serviceBase, svcOps); err != nil {
-		return nil, err
-	}
-	if err := o.addJSONPatch("ServiceAccount", serviceBase, b.serviceAccountOps(c.Name)); err != nil {
-		return nil, err
-	}
+	b.serviceAccountPatch(o, serviceBase, c.Name)
 
 	if err := b.addServingCertificate(o, c.Name, ""); err != nil {
 		return nil, err
@@ -166,10 +162,11 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 	return o, nil
 }
 
-// podOps sets what every workload of the platform takes from the spec: its
-// minReadySeconds, resources of the main container, pull policy of every container, pull secrets, node selector and
-// tolerations, plus GPU scheduling for a GPU service.
-func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []jsonOp {
+// podPatch sets what every workload of the platform takes from the spec: resources of
+// its main container, pull policy, pull secrets, node selector and tolerations, plus
+// GPU scheduling for a GPU service. longRunning workloads (not a Job) also get their
+// minReadySeconds, and the preStop sleep of a pod behind a Service.
+func (b *builder) podPatch(p *objPatch, main string, res *corev1.ResourceRequirements, gpuService, longRunning bool) {
 	g := b.spec.Global
 	nodeSelector := map[string]string{}
 	for k, v := range g.NodeSelector {
@@ -196,52 +193,63 @@ func (b *builder) podOps(res *corev1.ResourceRequirements, gpuService bool) []js
 			Key: gpuResource, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
 		})
 	}
-	var ops []jsonOp
-	if m := b.minReadySeconds(); m > 0 {
-		// A pod counts as available only after staying Ready this long: a rollout
-		// whose new pods crash just after turning Ready stops instead of succeeding.
-		// Zero is left out, as the API server stores it: a field rendered as the
-		// server keeps it lets a plan prove the object unchanged without a dry-run.
-		ops = append(ops, opAdd("/spec/minReadySeconds", m))
-	}
-	ops = append(ops,
-		opAdd("/spec/template/spec/containers/0/resources", res),
+	c := p.container(main)
+	c["resources"] = res
+	if longRunning {
+		if m := b.minReadySeconds(); m > 0 {
+			// A pod counts as available only after staying Ready this long: a rollout
+			// whose new pods crash just after turning Ready stops instead of succeeding.
+			// Zero is left out, as the API server stores it: a field rendered as the
+			// server keeps it lets a plan prove the object unchanged without a dry-run.
+			p.set(m, "spec", "minReadySeconds")
+		}
 		// Every main container is behind a Service. A terminating pod leaves the
 		// Service's endpoints while the kubelet stops it, and kube-proxies and ingress
 		// controllers learn it seconds later: the sleep keeps it serving until then,
 		// so a rollout or a drain fails no request. The sleep action needs no shell
 		// in the image; every base's terminationGracePeriodSeconds (30 s or more)
 		// leaves the process its own shutdown time after it.
-		opAdd("/spec/template/spec/containers/0/lifecycle", map[string]any{
+		c["lifecycle"] = map[string]any{
 			"preStop": map[string]any{"sleep": map[string]any{"seconds": preStopSleepSeconds}},
-		}),
-	)
-	if g.ImagePullPolicy != "" {
-		ops = append(ops, opAdd("/spec/template/spec/containers/0/imagePullPolicy", g.ImagePullPolicy))
+		}
 	}
+	if g.ImagePullPolicy != "" {
+		c["imagePullPolicy"] = g.ImagePullPolicy
+	}
+	pod := p.podSpec()
 	if len(g.ImagePullSecrets) > 0 {
-		ops = append(ops, opAdd("/spec/template/spec/imagePullSecrets", g.ImagePullSecrets))
+		pod["imagePullSecrets"] = g.ImagePullSecrets
 	}
 	if len(nodeSelector) > 0 {
-		ops = append(ops, opAdd("/spec/template/spec/nodeSelector", nodeSelector))
+		pod["nodeSelector"] = nodeSelector
 	}
 	if len(tolerations) > 0 {
-		ops = append(ops, opAdd("/spec/template/spec/tolerations", tolerations))
+		pod["tolerations"] = tolerations
 	}
-	return ops
 }
 
-// serviceAccountOps renames a base ServiceAccount (when name is set) and gives it the
-// image pull secrets.
-func (b *builder) serviceAccountOps(name string) []jsonOp {
-	var ops []jsonOp
-	if name != "" {
-		ops = append(ops, opReplace("/metadata/name", name))
-	}
+// serviceAccountPatch renames a base ServiceAccount (when rename is set) and gives it
+// the image pull secrets.
+func (b *builder) serviceAccountPatch(o *overlay, name, rename string) {
+	p := o.patch("ServiceAccount", name)
+	p.rename = rename
 	if s := b.spec.Global.ImagePullSecrets; len(s) > 0 {
-		ops = append(ops, opAdd("/imagePullSecrets", s))
+		p.doc["imagePullSecrets"] = s
 	}
-	return ops
+}
+
+// renameContainer gives the container from of the workload kind name the workload's
+// own name. A replacement, after every patch of the overlay, so the patches find the
+// container by the base's name; it fails the render if the base has no such container.
+func renameContainer(kind, name, from string) types.ReplacementField {
+	id := resid.ResId{Gvk: resid.Gvk{Kind: kind}, Name: name}
+	return types.ReplacementField{Replacement: types.Replacement{
+		Source: &types.SourceSelector{ResId: id, FieldPath: "metadata.name"},
+		Targets: []*types.TargetSelector{{
+			Select:     &types.Selector{ResId: id},
+			FieldPaths: []string{"spec.template.spec.containers.[name=" + from + "].name"},
+		}},
+	}}
 }
 
 // serviceConfig is the environment of a platform service, from its hashed ConfigMap:
@@ -361,12 +369,12 @@ func (b *builder) hpa(c v1alpha1.Component) map[string]any {
 	}
 }
 
-// spreadOps spread a Deployment's pods over zones and nodes, as even as the cluster
+// spreadPatch spreads a Deployment's pods over zones and nodes, as even as the cluster
 // allows but never leaving a pod Pending for it. matchLabelKeys counts only pods of the
 // same pod-template-hash, one ReplicaSet: during a rollout the old pods would otherwise
 // skew where the new ones go. The hostname spread replaces the base's preferred
 // anti-affinity, which cannot count per revision.
-func (b *builder) spreadOps(name string) []jsonOp {
+func (b *builder) spreadPatch(p *objPatch, name string) {
 	constraint := func(key string) map[string]any {
 		return map[string]any{
 			"maxSkew":           1,
@@ -376,10 +384,10 @@ func (b *builder) spreadOps(name string) []jsonOp {
 			"matchLabelKeys":    []string{"pod-template-hash"},
 		}
 	}
-	return []jsonOp{
-		opReplace("/spec/template/spec/topologySpreadConstraints", []any{constraint(zoneTopologyKey), constraint(hostnameTopologyKey)}),
-		opRemove("/spec/template/spec/affinity"),
-	}
+	pod := p.podSpec()
+	// The list replaces the base's, rather than merging with it by topologyKey.
+	pod["topologySpreadConstraints"] = []any{map[string]any{"$patch": "replace"}, constraint(zoneTopologyKey), constraint(hostnameTopologyKey)}
+	pod["affinity"] = nil
 }
 
 // startReplicas is the count a service's Deployment is created with: the spec's

@@ -27,27 +27,18 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 	if s.Storage != nil {
 		storage = *s.Storage
 	}
-	vct := []jsonOp{opReplace("/spec/volumeClaimTemplates/0/spec/resources/requests/storage", storage.String())}
-	if sc := b.spec.Global.StorageClass; sc != "" {
-		vct = append(vct, opAdd("/spec/volumeClaimTemplates/0/spec/storageClassName", sc))
-	}
-	if c.Name == v1alpha1.ComponentKafka {
-		// In the same patch: each JSON 6902 patch costs a JSON round trip of the object.
-		vct = append(vct, kafkaBrokerOps(c.DesiredReplicas())...)
-	}
-	vct = append(vct, b.statefulTLSOps(c.Name)...)
-	o, err := b.statefulOverlay(c.Name, c.Plane, s.Image, c.DesiredReplicas(), s.Resources, vct)
+	o, err := b.statefulOverlay(c.Name, c.Plane, s.Image, c.DesiredReplicas(), s.Resources, storage.String())
 	if err != nil {
 		return nil, err
 	}
+	sts := o.patch("StatefulSet", c.Name)
 
 	ns, replicas := b.p.Namespace, c.DesiredReplicas()
 	switch c.Name {
 	case v1alpha1.ComponentPostgres:
+		sts.container(c.Name)["args"] = b.postgresArgs(replicas > 1)
 		if replicas > 1 {
-			if err := b.postgresReplication(o); err != nil {
-				return nil, err
-			}
+			b.postgresReplication(o)
 		}
 		o.addConfig("postgres-config", map[string]string{
 			"POSTGRES_USER": postgresUser,
@@ -70,6 +61,7 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 		}
 		return []*overlay{o, setup}, nil
 	case v1alpha1.ComponentKafka:
+		kafkaBrokerPatch(sts, replicas)
 		return b.kafkaOverlays(c, o)
 	default:
 		return nil, fmt.Errorf("no base for infrastructure component %s", c.Name)
@@ -78,9 +70,10 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 }
 
 // statefulOverlay is the part every infrastructure overlay shares: labels, image,
-// replicas, resources, placement, pull secrets and PDB. extra are further operations on
-// the StatefulSet, applied in the same patch.
-func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override string, replicas int32, res *v1alpha1.Resources, extra []jsonOp) (*overlay, error) {
+// replicas, resources, placement, pull secrets, the data volume's size (storage, none
+// when empty), TLS and PDB. Further changes of the StatefulSet go into the same patch
+// (o.patch).
+func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override string, replicas int32, res *v1alpha1.Resources, storage string) (*overlay, error) {
 	o := newOverlay(name, plane)
 	o.k.Resources = []string{"../../base/" + name}
 	image, err := b.rel.Image(name, b.spec.Global.ImageRegistry, override)
@@ -98,17 +91,18 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 	o.k.Replicas = append(o.k.Replicas, replicaOf(name, replicas))
 
 	rr := b.withMemoryLimit(name, resourcesOf(name, res))
-	ops := append(b.podOps(&rr, false), opAdd(templateVersionLabelPath, version))
-	ops = append(ops, extra...)
-	if name == v1alpha1.ComponentKafka && b.spec.Global.ImagePullPolicy != "" {
-		ops = append(ops, opAdd("/spec/template/spec/initContainers/0/imagePullPolicy", b.spec.Global.ImagePullPolicy))
+	sts := o.patch("StatefulSet", name)
+	b.podPatch(sts, name, &rr, false, true)
+	setTemplateVersion(sts, version)
+	if storage != "" {
+		sts.set(b.dataClaims(storage), "spec", "volumeClaimTemplates")
 	}
-	if err := o.addJSONPatch("StatefulSet", name, ops); err != nil {
-		return nil, err
+	if pp := b.spec.Global.ImagePullPolicy; pp != "" && (name == v1alpha1.ComponentKafka || name == v1alpha1.ComponentKafkaController) {
+		// The init container copies the configuration out of the main image.
+		sts.initContainer(kafkaConfigInit)["imagePullPolicy"] = pp
 	}
-	if err := o.addJSONPatch("ServiceAccount", name, b.serviceAccountOps("")); err != nil {
-		return nil, err
-	}
+	b.statefulTLSPatch(sts, name)
+	b.serviceAccountPatch(o, name, "")
 	if err := b.addServingCertificate(o, name, name+"-headless"); err != nil {
 		return nil, err
 	}
@@ -118,6 +112,25 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 		}
 	}
 	return o, nil
+}
+
+// setTemplateVersion sets the version label of a workload's pod template.
+func setTemplateVersion(p *objPatch, version string) {
+	p.field("spec", "template", "metadata", "labels")[LabelVersion] = version
+}
+
+// dataClaims are the volumeClaimTemplates of a StatefulSet: its one volume, data, of
+// storage, in the spec's storage class. The list has no merge key, so the patch
+// replaces the base's whole: these are all its fields.
+func (b *builder) dataClaims(storage string) []any {
+	spec := map[string]any{
+		"accessModes": []string{"ReadWriteOnce"},
+		"resources":   map[string]any{"requests": map[string]any{"storage": storage}},
+	}
+	if sc := b.spec.Global.StorageClass; sc != "" {
+		spec["storageClassName"] = sc
+	}
+	return []any{map[string]any{"metadata": map[string]any{"name": "data"}, "spec": spec}}
 }
 
 // redisOverlays configures Redis, and in sentinel mode its replicas and the three
@@ -145,9 +158,7 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 			// Standalone with replicas: redis-0 is the primary the others replicate,
 			// and the only one clients write to.
 			files["primary"] = primary + "\n"
-			if err := b.primaryOnly(o, c.Name); err != nil {
-				return nil, err
-			}
+			b.primaryOnly(o, c.Name)
 		}
 		o.addConfig("redis-config", nil, files)
 		return []*overlay{o}, nil
@@ -155,7 +166,7 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 	files["primary"] = primary + "\n"
 	o.addConfig("redis-config", nil, files)
 
-	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil, b.statefulTLSOps(v1alpha1.ComponentRedisSentinel))
+	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v1alpha1.ComponentRedisSentinel, err)
 	}
@@ -190,8 +201,6 @@ func resourceQuantity(n int64) *resource.Quantity {
 // takes writes. The pod-name label is the StatefulSet controller's own, on every pod: a
 // label naming the current primary would need an operator to move it on failover, so
 // the selector names the pod, and a manual failover repoints it (README).
-func (b *builder) primaryOnly(o *overlay, name string) error {
-	return o.addJSONPatch("Service", name, []jsonOp{
-		opAdd("/spec/selector/statefulset.kubernetes.io~1pod-name", name+"-0"),
-	})
+func (b *builder) primaryOnly(o *overlay, name string) {
+	o.patch("Service", name).field("spec", "selector")["statefulset.kubernetes.io/pod-name"] = name + "-0"
 }

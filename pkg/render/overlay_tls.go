@@ -150,35 +150,32 @@ const (
 	modePostgresKey int32 = 0o640
 )
 
-// tlsMountOps mount the Secret read-only at dir in the main container (keys as files,
-// or only items when set).
-func tlsMountOps(secret, dir string, mode int32, items []corev1.KeyToPath) []jsonOp {
-	return []jsonOp{
-		opAdd("/spec/template/spec/volumes/-", corev1.Volume{Name: tlsVolume, VolumeSource: corev1.VolumeSource{
-			Secret: &corev1.SecretVolumeSource{SecretName: secret, DefaultMode: ptr.To(mode), Items: items},
-		}}),
-		opAdd("/spec/template/spec/containers/0/volumeMounts/-", corev1.VolumeMount{Name: tlsVolume, MountPath: dir, ReadOnly: true}),
+// tlsMount mounts the Secret read-only at dir in the container main of the workload
+// patch p (keys as files, or only items when set).
+func tlsMount(p *objPatch, main, secret, dir string, mode int32, items []corev1.KeyToPath) {
+	appendItems(p.podSpec(), "volumes", corev1.Volume{Name: tlsVolume, VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: secret, DefaultMode: ptr.To(mode), Items: items},
+	}})
+	appendItems(p.container(main), "volumeMounts", corev1.VolumeMount{Name: tlsVolume, MountPath: dir, ReadOnly: true})
+}
+
+// httpsProbes switch the HTTP probes of a container (c, its patch) to HTTPS: the
+// kubelet does not verify the certificate, it only speaks TLS to a port that serves
+// nothing else.
+func httpsProbes(c map[string]any, probes ...string) {
+	for _, probe := range probes {
+		fieldOf(c, probe, "httpGet")["scheme"] = "HTTPS"
 	}
 }
 
-// httpsProbeOps switch the main container's HTTP probes to HTTPS: the kubelet does not
-// verify the certificate, it only speaks TLS to a port that serves nothing else.
-func httpsProbeOps(probes ...string) []jsonOp {
-	var ops []jsonOp
-	for _, p := range probes {
-		ops = append(ops, opAdd("/spec/template/spec/containers/0/"+p+"/httpGet/scheme", "HTTPS"))
-	}
-	return ops
-}
-
-// serviceTLSOps mount a platform service's own certificate, key and CA, and probe
-// its HTTP port over TLS.
-func (b *builder) serviceTLSOps(name string) []jsonOp {
+// serviceTLSPatch mounts a platform service's own certificate, key and CA in its
+// container main, and probes its HTTP port over TLS.
+func (b *builder) serviceTLSPatch(p *objPatch, main, name string) {
 	if !b.tlsEnabled() {
-		return nil
+		return
 	}
-	return append(tlsMountOps(tlsSecretName(name), serviceTLSDir, modeGroupRead, nil),
-		httpsProbeOps("startupProbe", "livenessProbe", "readinessProbe")...)
+	tlsMount(p, main, tlsSecretName(name), serviceTLSDir, modeGroupRead, nil)
+	httpsProbes(p.container(main), "startupProbe", "livenessProbe", "readinessProbe")
 }
 
 // serviceTLSEnv adds to a platform service's environment where its certificate, key
@@ -218,39 +215,29 @@ func (b *builder) serviceTLSEnv(env map[string]string, used map[string]bool) {
 	}
 }
 
-// statefulTLSOps mount an infrastructure server's certificate and make its probes
-// speak TLS; the servers' own TLS settings are in their configuration (postgresArgs,
-// redisTLSConf, kafkaTLSConfig, the MinIO certs directory).
-func (b *builder) statefulTLSOps(name string) []jsonOp {
+// statefulTLSPatch mounts an infrastructure server's certificate in its container
+// (named as the component) and makes its probes speak TLS; the servers' own TLS
+// settings are in their configuration (postgresArgs, redisTLSConf, kafkaTLSConfig, the
+// MinIO certs directory).
+func (b *builder) statefulTLSPatch(p *objPatch, name string) {
 	if !b.tlsEnabled() {
-		return nil
+		return
 	}
 	secret := tlsSecretName(name)
 	switch name {
 	case v1alpha1.ComponentPostgres:
 		// The probes (pg_isready) need no change: they only ask whether the server
 		// accepts connections, and libpq's default sslmode (prefer) speaks TLS.
-		// Appended to the base's server settings (its command passes them on to the
-		// image's entrypoint), so replication and TLS settings stand side by side.
-		ops := tlsMountOps(secret, postgresTLSDir, modePostgresKey, nil)
-		for _, setting := range []string{
-			"ssl=on",
-			"ssl_cert_file=" + postgresTLSDir + "/" + certs.KeyCert,
-			"ssl_key_file=" + postgresTLSDir + "/" + certs.KeyKey,
-			"ssl_ca_file=" + postgresTLSDir + "/" + certs.KeyCA,
-		} {
-			ops = append(ops,
-				opAdd("/spec/template/spec/containers/0/args/-", "-c"),
-				opAdd("/spec/template/spec/containers/0/args/-", setting))
-		}
-		return ops
+		tlsMount(p, name, secret, postgresTLSDir, modePostgresKey, nil)
 	case v1alpha1.ComponentRedis:
-		return append(tlsMountOps(secret, redisTLSDir, modeGroupRead, nil), redisTLSClientOps(redisTLSDir, 6379)...)
+		tlsMount(p, name, secret, redisTLSDir, modeGroupRead, nil)
+		redisTLSClient(p.container(name), redisTLSDir, 6379)
 	case v1alpha1.ComponentRedisSentinel:
-		return append(tlsMountOps(secret, sentinelTLSDir, modeGroupRead, nil), redisTLSClientOps(sentinelTLSDir, 26379)...)
+		tlsMount(p, name, secret, sentinelTLSDir, modeGroupRead, nil)
+		redisTLSClient(p.container(name), sentinelTLSDir, 26379)
 	case v1alpha1.ComponentKafka, v1alpha1.ComponentKafkaController:
 		// TCP probes: nothing to change.
-		return tlsMountOps(secret, kafkaTLSDir, modeGroupRead, nil)
+		tlsMount(p, name, secret, kafkaTLSDir, modeGroupRead, nil)
 	case v1alpha1.ComponentMinio:
 		// MinIO wants its own file names in its certs directory, and trusts the CAs
 		// of its CAs subdirectory (its peers' certificates in distributed mode).
@@ -259,21 +246,28 @@ func (b *builder) statefulTLSOps(name string) []jsonOp {
 			{Key: certs.KeyKey, Path: "private.key"},
 			{Key: certs.KeyCA, Path: "CAs/ca.crt"},
 		}
-		return append(tlsMountOps(secret, minioCertsDir, modeGroupRead, items), httpsProbeOps("livenessProbe", "readinessProbe")...)
+		tlsMount(p, name, secret, minioCertsDir, modeGroupRead, items)
+		httpsProbes(p.container(name), "livenessProbe", "readinessProbe")
 	}
-	return nil
 }
 
-// redisTLSClientOps make redis-cli in the container speak TLS: the readiness probe
-// (PING to the local server at port) and the start script's question to the
-// sentinels, which reads REDIS_CLI_TLS.
-func redisTLSClientOps(dir string, port int) []jsonOp {
-	flags := []string{"--tls", "--cacert", dir + "/" + certs.KeyCA}
-	return []jsonOp{
-		opReplace("/spec/template/spec/containers/0/readinessProbe/exec/command",
-			append(append([]string{"redis-cli"}, flags...), "-h", "127.0.0.1", "-p", strconv.Itoa(port), "ping")),
-		opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{Name: "REDIS_CLI_TLS", Value: strings.Join(flags, " ")}),
+// postgresTLSSettings are the server settings (-c name=value) of Postgres over TLS.
+func postgresTLSSettings() []string {
+	return []string{
+		"ssl=on",
+		"ssl_cert_file=" + postgresTLSDir + "/" + certs.KeyCert,
+		"ssl_key_file=" + postgresTLSDir + "/" + certs.KeyKey,
+		"ssl_ca_file=" + postgresTLSDir + "/" + certs.KeyCA,
 	}
+}
+
+// redisTLSClient makes redis-cli in the container (c, its patch) speak TLS: the
+// readiness probe (PING to the local server at port) and the start script's question
+// to the sentinels, which reads REDIS_CLI_TLS.
+func redisTLSClient(c map[string]any, dir string, port int) {
+	flags := []string{"--tls", "--cacert", dir + "/" + certs.KeyCA}
+	fieldOf(c, "readinessProbe", "exec")["command"] = append(append([]string{"redis-cli"}, flags...), "-h", "127.0.0.1", "-p", strconv.Itoa(port), "ping")
+	appendItems(c, "env", corev1.EnvVar{Name: "REDIS_CLI_TLS", Value: strings.Join(flags, " ")})
 }
 
 // redisTLSConf are the lines of redis.conf (or sentinel.conf) that move the server to
@@ -300,15 +294,15 @@ func (b *builder) minioScheme() string {
 	return "http"
 }
 
-// minioSetupTLSOps give the MinIO setup Job the CA where mc trusts it, and make it
-// dial https. The CA's certificate alone, from MinIO's Secret (which holds it whoever
-// issued it): never a key.
-func (b *builder) minioSetupTLSOps() []jsonOp {
+// minioSetupTLSPatch gives the MinIO setup Job (p, its patch) the CA where mc trusts
+// it, and makes it dial https. The CA's certificate alone, from MinIO's Secret (which
+// holds it whoever issued it): never a key.
+func (b *builder) minioSetupTLSPatch(p *objPatch) {
 	if !b.tlsEnabled() {
-		return nil
+		return
 	}
-	return append(tlsMountOps(tlsSecretName(v1alpha1.ComponentMinio), minioSetupCAsDir, modeGroupRead, []corev1.KeyToPath{{Key: certs.KeyCA, Path: certs.KeyCA}}),
-		opAdd("/spec/template/spec/containers/0/env/-", corev1.EnvVar{Name: "MINIO_SCHEME", Value: "https"}))
+	tlsMount(p, minioSetup, tlsSecretName(v1alpha1.ComponentMinio), minioSetupCAsDir, modeGroupRead, []corev1.KeyToPath{{Key: certs.KeyCA, Path: certs.KeyCA}})
+	appendItems(p.container(minioSetup), "env", corev1.EnvVar{Name: "MINIO_SCHEME", Value: "https"})
 }
 
 // kafkaTLSConfig moves every listener of a Kafka configuration (the client, broker
