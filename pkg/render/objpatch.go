@@ -7,69 +7,38 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/resid"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// objPatch is the strategic merge patch of one object of an overlay's base. It names
-// list items by their merge key, as the Kubernetes API declares it (patchMergeKey):
-// containers, init containers, volumes and env by name, volume mounts by mountPath,
-// ports by number. A reordered base still gets every change where it belongs, which a
-// JSON 6902 path by index (containers/0) does not. A list without a merge key (args,
-// command, envFrom, volumeClaimTemplates) is replaced whole, so it is a value computed
-// here. A patch that names a container the base lacks would add a container with no
-// image: checkContainers refuses the render instead.
+// objPatch is the patch of one object of an overlay's base, which render applies to the
+// object kustomize built (overlay.applyPatches), before the user's patches. It works as
+// a strategic merge patch does, with the merge keys the Kubernetes API declares
+// (patchMergeKey): maps merge, a null removes a field, containers, init containers,
+// volumes, env and pull secrets are list items named by name, volume mounts by
+// mountPath, ports by number, and an item with "$patch": "delete" removes the item of
+// its key. A reordered base still gets every change where it belongs, which a JSON
+// 6902 path by index (containers/0) did not; a container, or an item to delete, that
+// the base lacks fails the render, naming the object. Volume claim templates are
+// items named by their metadata.name (the API replaces that list whole). Any other
+// list (args, command, envFrom, tolerations) is replaced whole, so it is a value
+// computed here. Applied in Go rather than as a kustomize patch: kustomize walks the
+// whole object for each patch, JSON 6902 or strategic, a fifth of a render.
 type objPatch struct {
 	// kind and name select the object, as named in the base.
 	kind, name string
-	// rename, when set, is the object's new name.
+	// rename, when set, is the object's new name. A ServiceAccount's rename follows
+	// into the serviceAccountName of the overlay's pods.
 	rename string
-	// doc is the patch's body: every field but apiVersion, kind and metadata.name.
+	// renameContainer, when set, renames a container of a workload that the patch
+	// names by the base's name: [from, to], after the patch.
+	renameContainer [2]string
+	// doc is the patch: fields of the object, API types or maps.
 	doc map[string]any
-}
-
-// apiVersions are the groups and versions of the kinds of the bases that overlays patch.
-var apiVersions = map[string]string{
-	"Deployment":     "apps/v1",
-	"StatefulSet":    "apps/v1",
-	"Job":            "batch/v1",
-	"Service":        "v1",
-	"ServiceAccount": "v1",
-}
-
-// kustomizePatch is the kustomization entry of p: the document, its target, and the
-// option that lets it rename the object (kustomize then follows the new name in the
-// references to it, as serviceAccountName).
-func (p *objPatch) kustomizePatch() (types.Patch, error) {
-	name := p.name
-	if p.rename != "" {
-		name = p.rename
-	}
-	doc := map[string]any{"apiVersion": apiVersions[p.kind], "kind": p.kind}
-	for k, v := range p.doc {
-		doc[k] = v
-	}
-	meta := map[string]any{}
-	if m, ok := p.doc["metadata"].(map[string]any); ok {
-		for k, v := range m {
-			meta[k] = v
-		}
-	}
-	meta["name"] = name
-	doc["metadata"] = meta
-	text, err := toJSON(doc)
-	if err != nil {
-		return types.Patch{}, err
-	}
-	patch := types.Patch{
-		Patch:  text,
-		Target: &types.Selector{ResId: resid.ResId{Gvk: resid.Gvk{Kind: p.kind}, Name: "^" + p.name + "$"}},
-	}
-	if p.rename != "" {
-		patch.Options = &types.PatchArgs{AllowNameChange: true}
-	}
-	return patch, nil
 }
 
 // field returns the map at path of the document, creating the maps on the way.
@@ -142,109 +111,157 @@ func deleteItem(m map[string]any, list string, keys map[string]any) {
 	appendItems(m, list, e)
 }
 
-// The merge-keyed lists the overlays add to or change items of, with the key of their
-// items: a pod's, and a container's.
-var (
-	podLists       = map[string]string{"containers": "name", "initContainers": "name", "volumes": "name"}
-	containerLists = map[string]string{"env": "name", "volumeMounts": "mountPath"}
-)
-
-// keepBaseOrder makes the lists of a workload patch keep the base's order. Kustomize
-// puts the items of a strategic merge patch before the base's (it merges in prepend
-// order), which would move a container or an appended env variable to the front, and
-// change the pod template of every running workload. So each list of the patch first
-// names the base's items in the base's order, by merge key only (a no-op for the
-// merge), each with the patch's changes if it has any, then the new items. base is the
-// workload as its base declares it, nil when there is none.
-func (p *objPatch) keepBaseOrder(base map[string]any) {
-	if base == nil {
-		return
-	}
-	pod := nestedMap(p.doc, "spec", "template", "spec")
-	basePod := nestedMap(base, "spec", "template", "spec")
-	if pod == nil || basePod == nil {
-		return
-	}
-	for list, key := range podLists {
-		items, ok := pod[list].([]any)
-		if !ok {
-			continue
-		}
-		baseItems, _ := basePod[list].([]any)
-		if list != "volumes" {
-			for _, it := range items {
-				c, ok := it.(map[string]any)
-				if !ok {
-					continue
-				}
-				bc := baseItem(baseItems, key, c[key])
-				for clist, ckey := range containerLists {
-					if citems, ok := c[clist].([]any); ok && bc != nil {
-						cbase, _ := bc[clist].([]any)
-						c[clist] = inBaseOrder(citems, cbase, ckey)
-					}
-				}
-			}
-		}
-		pod[list] = inBaseOrder(items, baseItems, key)
-	}
+// mergeKeys are the merge keys of the lists a patch merges item by item, by field name.
+var mergeKeys = map[string]string{
+	"containers":       "name",
+	"initContainers":   "name",
+	"volumes":          "name",
+	"env":              "name",
+	"imagePullSecrets": "name",
+	"volumeMounts":     "mountPath",
+	"ports":            "", // portKey
+	// Not a merge key of the API, which replaces the list whole: the claim's name,
+	// so a patch changes the claim it names and keeps the base's other fields.
+	"volumeClaimTemplates": "metadata.name",
 }
 
-// inBaseOrder lists the base's items by their key, or as the patch changes them, in
-// the base's order, then the patch's other items in their order.
-func inBaseOrder(items, base []any, key string) []any {
-	if len(base) == 0 {
-		return items
-	}
-	out := make([]any, 0, len(base)+len(items))
-	placed := map[any]bool{}
-	for _, b := range base {
-		bm, ok := b.(map[string]any)
-		if !ok {
-			return items
-		}
-		k := bm[key]
-		entry := any(map[string]any{key: k})
-		for _, it := range items {
-			if itemKey(it, key) == k {
-				entry = it
-				placed[k] = true
-				break
-			}
-		}
-		out = append(out, entry)
-	}
-	for _, it := range items {
-		if !placed[itemKey(it, key)] {
-			out = append(out, it)
-		}
-	}
-	return out
-}
+// mustExist are the lists whose items a patch changes but never adds.
+var mustExist = map[string]bool{"containers": true, "initContainers": true, "volumeClaimTemplates": true}
 
-// itemKey is the merge key of a list item of a patch, a map or an API type.
-func itemKey(it any, key string) any {
-	switch t := it.(type) {
-	case map[string]any:
-		return t[key]
-	case corev1.EnvVar:
-		return t.Name
-	case corev1.Volume:
-		return t.Name
-	case corev1.VolumeMount:
-		return t.MountPath
+// apply applies p to obj, one of the objects the overlay built.
+func (p *objPatch) apply(obj map[string]any) error {
+	// Through JSON, so the patch's API types become the maps, int64 and strings the
+	// built objects hold.
+	data, err := json.Marshal(p.doc)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := utiljson.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	if err := mergeMap(obj, doc, ""); err != nil {
+		return err
+	}
+	if from, to := p.renameContainer[0], p.renameContainer[1]; from != "" {
+		c := listItem(nestedSlice(obj, "spec", "template", "spec", "containers"), "name", from)
+		if c == nil {
+			return fmt.Errorf("no container %q", from)
+		}
+		c["name"] = to
 	}
 	return nil
 }
 
-// baseItem is the item of a base's list whose key is value, nil when none.
-func baseItem(items []any, key string, value any) map[string]any {
+// mergeMap merges patch into dst; path is where dst is, for errors.
+func mergeMap(dst, patch map[string]any, path string) error {
+	for k, pv := range patch {
+		at := path + "." + k
+		switch pt := pv.(type) {
+		case nil:
+			delete(dst, k)
+		case map[string]any:
+			d, ok := dst[k].(map[string]any)
+			if !ok {
+				dst[k] = pt
+				continue
+			}
+			if err := mergeMap(d, pt, at); err != nil {
+				return err
+			}
+		case []any:
+			key, keyed := mergeKeys[k]
+			if !keyed {
+				dst[k] = pt
+				continue
+			}
+			list, err := mergeList(dst[k], pt, key, mustExist[k], at)
+			if err != nil {
+				return err
+			}
+			dst[k] = list
+		default:
+			dst[k] = pv
+		}
+	}
+	return nil
+}
+
+// mergeList merges the items of patch into the list dst by key (portKey when empty):
+// an item merges into the base's of the same key, or is appended (an error when
+// mustExist), or deletes it ("$patch": "delete", an error when there is none).
+func mergeList(dst any, patch []any, key string, mustExist bool, path string) ([]any, error) {
+	list, _ := dst.([]any)
+	for _, it := range patch {
+		item, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: an item that is not an object", path)
+		}
+		k := key
+		if k == "" {
+			k = portKey(item)
+		}
+		v := mergeKeyOf(item, k)
+		i := slices.IndexFunc(list, func(e any) bool {
+			m, ok := e.(map[string]any)
+			return ok && mergeKeyOf(m, k) == v
+		})
+		switch {
+		case item["$patch"] == "delete":
+			if i < 0 {
+				return nil, fmt.Errorf("%s: no item of %s %v to delete", path, k, v)
+			}
+			list = slices.Delete(list, i, i+1)
+		case i >= 0:
+			if err := mergeMap(list[i].(map[string]any), item, fmt.Sprintf("%s[%s=%v]", path, k, v)); err != nil {
+				return nil, err
+			}
+		case mustExist:
+			return nil, fmt.Errorf("%s: no item of %s %v", path, k, v)
+		default:
+			list = append(list, item)
+		}
+	}
+	return list, nil
+}
+
+// mergeKeyOf is the value of the key of an item, a field or a dotted path of fields.
+func mergeKeyOf(item map[string]any, key string) any {
+	if meta, name, ok := strings.Cut(key, "."); ok {
+		return mergeKeyOf(nestedMap(item, meta), name)
+	}
+	return item[key]
+}
+
+// portKey is the merge key of a port: containerPort in a container, port in a Service.
+func portKey(item map[string]any) string {
+	if _, ok := item["containerPort"]; ok {
+		return "containerPort"
+	}
+	return "port"
+}
+
+// listItem is the item of items whose key is value, nil when none.
+func listItem(items []any, key string, value any) map[string]any {
 	for _, it := range items {
 		if m, ok := it.(map[string]any); ok && m[key] == value {
 			return m
 		}
 	}
 	return nil
+}
+
+// nestedSlice is the list at path of m, nil when there is none.
+func nestedSlice(m map[string]any, path ...string) []any {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = next
+	}
+	l, _ := m[path[len(path)-1]].([]any)
+	return l
 }
 
 // nestedMap is the map at path of m, nil when there is none.

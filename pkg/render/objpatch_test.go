@@ -64,8 +64,8 @@ func renderWith(t *testing.T, bases fs.FS) ([]*unstructured.Unstructured, error)
 	return Objects(planes), err
 }
 
-// listItem is the item of the list at path of u whose field key is value.
-func listItem(t *testing.T, u *unstructured.Unstructured, key string, value any, path ...string) map[string]any {
+// itemOf is the item of the list at path of u whose field key is value.
+func itemOf(t *testing.T, u *unstructured.Unstructured, key string, value any, path ...string) map[string]any {
 	t.Helper()
 	items, _, _ := unstructured.NestedSlice(u.Object, path...)
 	for _, it := range items {
@@ -116,11 +116,11 @@ func TestPatchesFollowNamesNotPositions(t *testing.T) {
 	if keys := listKeys(gw, "name", containers...); !reflect.DeepEqual(keys, []any{"sidecar", "gateway"}) {
 		t.Errorf("gateway containers = %v, want the sidecar, then gateway", keys)
 	}
-	main := listItem(t, gw, "name", "gateway", containers...)
-	if wantMain := listItem(t, find(want, "Deployment", "gateway"), "name", "gateway", containers...); !reflect.DeepEqual(main, wantMain) {
+	main := itemOf(t, gw, "name", "gateway", containers...)
+	if wantMain := itemOf(t, find(want, "Deployment", "gateway"), "name", "gateway", containers...); !reflect.DeepEqual(main, wantMain) {
 		t.Errorf("gateway container over the reordered base:\n%v\nwant, as over the shipped base:\n%v", main, wantMain)
 	}
-	sidecar := listItem(t, gw, "name", "sidecar", containers...)
+	sidecar := itemOf(t, gw, "name", "sidecar", containers...)
 	if !reflect.DeepEqual(sidecar, map[string]any{"name": "sidecar", "image": "sidecar", "env": []any{map[string]any{"name": "SIDE", "value": "car"}}}) {
 		t.Errorf("sidecar patched: %v", sidecar)
 	}
@@ -132,7 +132,7 @@ func TestPatchesFollowNamesNotPositions(t *testing.T) {
 	}
 
 	kafka := find(got, "StatefulSet", "kafka")
-	if ports := listKeys(&unstructured.Unstructured{Object: listItem(t, kafka, "name", "kafka", containers...)}, "name", "ports"); !reflect.DeepEqual(ports, []any{"kafka"}) {
+	if ports := listKeys(&unstructured.Unstructured{Object: itemOf(t, kafka, "name", "kafka", containers...)}, "name", "ports"); !reflect.DeepEqual(ports, []any{"kafka"}) {
 		t.Errorf("kafka container ports = %v, want kafka: only the controller port deleted", ports)
 	}
 	if ports := listKeys(find(got, "Service", "kafka-headless"), "name", "spec", "ports"); !reflect.DeepEqual(ports, []any{"kafka"}) {
@@ -140,17 +140,19 @@ func TestPatchesFollowNamesNotPositions(t *testing.T) {
 	}
 }
 
-// TestPatchOfAMissingContainerFails renames a base's main container: a patch by the
-// old name finds nothing, and the render must fail naming the object rather than add
-// an empty container.
-func TestPatchOfAMissingContainerFails(t *testing.T) {
+// TestPatchOfAMissingItemFails renames a base's main container (a port, a claim): a patch by the
+// old name finds nothing, and the render must fail naming the object and container
+// rather than patch another container or add one.
+func TestPatchOfAMissingItemFails(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit edit
 		want string
 	}{
-		{"stateful", edit{"redis/statefulset.yaml", "      - name: redis\n", "      - name: redis-server\n"}, `StatefulSet redis: containers "redis" has no image`},
-		{"service", edit{"service/deployment.yaml", "      - name: service\n", "      - name: app\n"}, `Deployment gateway: containers "gateway" has no image`},
+		{"stateful", edit{"redis/statefulset.yaml", "      - name: redis\n", "      - name: redis-server\n"}, `redis: patch StatefulSet redis: .spec.template.spec.containers: no item of name redis`},
+		{"service", edit{"service/deployment.yaml", "      - name: service\n", "      - name: app\n"}, `gateway: patch Deployment service: .spec.template.spec.containers: no item of name service`},
+		{"port to delete", edit{"kafka/services.yaml", "    port: 9093\n", "    port: 9094\n"}, `kafka: patch Service kafka-headless: .spec.ports: no item of port 9093 to delete`},
+		{"claim", edit{"minio/statefulset.yaml", "      name: data\n    spec:", "      name: store\n    spec:"}, `minio: patch StatefulSet minio: .spec.volumeClaimTemplates: no item of metadata.name data`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderWith(t, basesWith(t, tc.edit))

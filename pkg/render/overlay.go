@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -26,8 +27,8 @@ type overlay struct {
 	plane v1alpha1.Plane
 	k     types.Kustomization
 	files map[string][]byte
-	// patches are the strategic merge patches of the base's objects, one per object;
-	// write lists them in k.
+	// patches are the patches of the base's objects, one per object, which render
+	// applies to what kustomize built (applyPatches).
 	patches []*objPatch
 }
 
@@ -51,9 +52,9 @@ func (o *overlay) addObject(name string, obj any) error {
 	return nil
 }
 
-// patch returns the strategic merge patch of the object of kind and name, as named in
-// the base (before any rename by the overlay), creating it on first use: every change
-// of one object goes into one patch, since each patch is a pass of kustomize over it.
+// patch returns the patch of the object of kind and name, as named in the base (before
+// any rename by the overlay), creating it on first use: every change of one object
+// goes into one patch.
 func (o *overlay) patch(kind, name string) *objPatch {
 	for _, p := range o.patches {
 		if p.kind == kind && p.name == name {
@@ -65,37 +66,67 @@ func (o *overlay) patch(kind, name string) *objPatch {
 	return p
 }
 
-// addPatches lists the overlay's patches in its kustomization, in the order they were
-// first asked for; a patch that changes nothing is left out.
-func (o *overlay) addPatches(bases baseObjects) error {
-	base := ""
-	for _, r := range o.k.Resources {
-		if strings.HasPrefix(r, baseRef) {
-			base = strings.TrimPrefix(r, baseRef)
-		}
-	}
+// applyPatches applies the overlay's patches to the objects kustomize built of it, in
+// the order they were first asked for.
+func (o *overlay) applyPatches(objs []*unstructured.Unstructured) error {
 	for _, p := range o.patches {
-		if len(p.doc) == 0 && p.rename == "" {
+		if len(p.doc) == 0 && p.rename == "" && p.renameContainer[0] == "" {
 			continue
 		}
-		p.keepBaseOrder(bases[baseObjectKey(base, p.kind, p.name)])
-		patch, err := p.kustomizePatch()
-		if err != nil {
-			return fmt.Errorf("patch %s/%s: %w", p.kind, p.name, err)
+		var target *unstructured.Unstructured
+		for _, u := range objs {
+			if u.GetKind() == p.kind && u.GetName() == p.name {
+				target = u
+				break
+			}
 		}
-		o.k.Patches = append(o.k.Patches, patch)
+		if target == nil {
+			return fmt.Errorf("patch %s %s: no such object", p.kind, p.name)
+		}
+		if err := p.apply(target.Object); err != nil {
+			return fmt.Errorf("patch %s %s: %w", p.kind, p.name, err)
+		}
+		o.followGeneratedNames(target, objs)
+		if p.rename == "" {
+			continue
+		}
+		target.SetName(p.rename)
+		if p.kind != "ServiceAccount" {
+			continue
+		}
+		for _, u := range objs {
+			pod := nestedMap(u.Object, "spec", "template", "spec")
+			if pod != nil && pod["serviceAccountName"] == p.name {
+				pod["serviceAccountName"] = p.rename
+			}
+		}
 	}
-	o.patches = nil
 	return nil
 }
 
-// baseRef is how an overlay lists a base among its resources.
-const baseRef = "../../base/"
-
-// baseObjects are the objects of the bases that overlays patch, by baseObjectKey.
-type baseObjects map[string]map[string]any
-
-func baseObjectKey(base, kind, name string) string { return base + "/" + kind + "/" + name }
+// followGeneratedNames points the envFrom of the pod of a patched workload that names
+// a ConfigMap the overlay generates at the generated ConfigMap, whose name kustomize
+// completed with a hash of its content; as kustomize does for the references in the
+// bases, which the build has already resolved.
+func (o *overlay) followGeneratedNames(u *unstructured.Unstructured, objs []*unstructured.Unstructured) {
+	containers := nestedSlice(u.Object, "spec", "template", "spec", "containers")
+	for _, gen := range o.k.ConfigMapGenerator {
+		built := ""
+		for _, c := range objs {
+			if c.GetKind() == "ConfigMap" && strings.HasPrefix(c.GetName(), gen.Name+"-") && !strings.Contains(c.GetName()[len(gen.Name)+1:], "-") {
+				built = c.GetName()
+			}
+		}
+		for _, c := range containers {
+			env, _ := c.(map[string]any)["envFrom"].([]any)
+			for _, e := range env {
+				if ref := nestedMap(e.(map[string]any), "configMapRef"); ref != nil && ref["name"] == gen.Name && built != "" {
+					ref["name"] = built
+				}
+			}
+		}
+	}
+}
 
 // addConfig generates the ConfigMap name from literal KEY=value pairs, in key order so
 // the content hash kustomize appends to the name is stable.
@@ -179,11 +210,7 @@ func (o *overlay) setImage(placeholder, ref string) {
 }
 
 // write stores the overlay under dir of fsys.
-// bases are the objects of the bases, which the patches keep the order of lists of.
-func (o *overlay) write(fsys filesys.FileSystem, dir string, bases baseObjects) error {
-	if err := o.addPatches(bases); err != nil {
-		return err
-	}
+func (o *overlay) write(fsys filesys.FileSystem, dir string) error {
 	for _, name := range sortedKeys(o.files) {
 		if err := fsys.WriteFile(path.Join(dir, name), o.files[name]); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)

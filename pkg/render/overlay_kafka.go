@@ -43,9 +43,6 @@ const (
 	// (the image's default heap is 1G).
 	kafkaControllerHeap = "-Xms512m -Xmx512m"
 	kafkaLogDirs        = "/var/lib/kafka/data/kraft"
-	// kafkaControllerStorage is the controllers' data volume: the metadata log and its
-	// snapshots, megabytes even for large clusters.
-	kafkaControllerStorage = "2Gi"
 	// kafkaConfigInit is the init container of the kafka and kafka-controller pods
 	// that copies the image's configuration directory to a writable volume.
 	kafkaConfigInit = "config"
@@ -92,9 +89,9 @@ func (b *builder) kafkaControllerOverlay(c v1alpha1.Component) (*overlay, error)
 	if err != nil {
 		return nil, err
 	}
-	// The controllers' resources and storage are fixed: the spec's kafka.resources and
-	// storage size brokers.
-	o, err := b.statefulOverlay(v1alpha1.ComponentKafkaController, c.Plane, image, kafkaControllers, nil, kafkaControllerStorage)
+	// The controllers' resources and storage are fixed (their base's): the spec's
+	// kafka.resources and storage size brokers.
+	o, err := b.statefulOverlay(v1alpha1.ComponentKafkaController, c.Plane, image, kafkaControllers, nil, "")
 	if err != nil {
 		return nil, err
 	}

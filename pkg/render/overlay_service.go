@@ -13,8 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/resid"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -94,26 +92,25 @@ func (b *builder) serviceOverlay(c v1alpha1.Component) (*overlay, error) {
 		return nil, err
 	}
 	o.setImage(serviceBase, image)
-	o.k.Replicas = append(o.k.Replicas, replicaOf(c.Name, startReplicas(c)))
+	o.k.Replicas = append(o.k.Replicas, replicaOf(serviceBase, startReplicas(c)))
 	used, err := b.usedBackingServices(c)
 	if err != nil {
 		return nil, err
 	}
 	o.addConfig(c.Name+"-config", b.serviceConfig(c, used), nil)
 
-	// The base's objects are all named "service": rename them to the component;
-	// kustomize then follows the ServiceAccount's rename in serviceAccountName. The
-	// ConfigMap reference is set to the generator's name, which kustomize then
-	// completes with the content hash. The container keeps the base's name through
-	// the patches, which find it by that name; a replacement, after them, gives it the
-	// component's.
+	// The base's objects are all named "service": the patches rename them to the
+	// component, after the build, with the ServiceAccount's name in
+	// serviceAccountName; the container too, after the patch that finds it by the
+	// base's name. The ConfigMap reference is the generated ConfigMap's name, which
+	// kustomize completes with the content hash (configRef).
 	res := b.withMemoryLimit(c.Name, resourcesOf(c.Name, c.Service.Resources))
 	dep := o.patch("Deployment", serviceBase)
 	dep.rename = c.Name
+	dep.renameContainer = [2]string{serviceBase, c.Name}
 	b.podPatch(dep, serviceBase, &res, c.Name == v1alpha1.ComponentReasoningService, true)
 	main := dep.container(serviceBase)
 	main["envFrom"] = []any{map[string]any{"configMapRef": map[string]any{"name": c.Name + "-config"}}}
-	o.k.Replacements = append(o.k.Replacements, renameContainer("Deployment", c.Name, serviceBase))
 	// Whatever its count: a pod template that depended on the replicas would make a
 	// scale from 1 to 2 (kubectl onto scale, an autoscaler's floor) restart every pod.
 	b.spreadPatch(dep, c.Name)
@@ -236,20 +233,6 @@ func (b *builder) serviceAccountPatch(o *overlay, name, rename string) {
 	if s := b.spec.Global.ImagePullSecrets; len(s) > 0 {
 		p.doc["imagePullSecrets"] = s
 	}
-}
-
-// renameContainer gives the container from of the workload kind name the workload's
-// own name. A replacement, after every patch of the overlay, so the patches find the
-// container by the base's name; it fails the render if the base has no such container.
-func renameContainer(kind, name, from string) types.ReplacementField {
-	id := resid.ResId{Gvk: resid.Gvk{Kind: kind}, Name: name}
-	return types.ReplacementField{Replacement: types.Replacement{
-		Source: &types.SourceSelector{ResId: id, FieldPath: "metadata.name"},
-		Targets: []*types.TargetSelector{{
-			Select:     &types.Selector{ResId: id},
-			FieldPaths: []string{"spec.template.spec.containers.[name=" + from + "].name"},
-		}},
-	}}
 }
 
 // serviceConfig is the environment of a platform service, from its hashed ConfigMap:
@@ -385,8 +368,8 @@ func (b *builder) spreadPatch(p *objPatch, name string) {
 		}
 	}
 	pod := p.podSpec()
-	// The list replaces the base's, rather than merging with it by topologyKey.
-	pod["topologySpreadConstraints"] = []any{map[string]any{"$patch": "replace"}, constraint(zoneTopologyKey), constraint(hostnameTopologyKey)}
+	// The list replaces the base's (a patch merges no other list than objPatch's).
+	pod["topologySpreadConstraints"] = []any{constraint(zoneTopologyKey), constraint(hostnameTopologyKey)}
 	pod["affinity"] = nil
 }
 

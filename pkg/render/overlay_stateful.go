@@ -70,8 +70,8 @@ func (b *builder) statefulOverlays(c v1alpha1.Component) ([]*overlay, error) {
 }
 
 // statefulOverlay is the part every infrastructure overlay shares: labels, image,
-// replicas, resources, placement, pull secrets, the data volume's size (storage, none
-// when empty), TLS and PDB. Further changes of the StatefulSet go into the same patch
+// replicas, resources, placement, pull secrets, the data volume's size (storage, the
+// base's when empty) and class, TLS and PDB. Further changes of the StatefulSet go into the same patch
 // (o.patch).
 func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override string, replicas int32, res *v1alpha1.Resources, storage string) (*overlay, error) {
 	o := newOverlay(name, plane)
@@ -94,8 +94,8 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 	sts := o.patch("StatefulSet", name)
 	b.podPatch(sts, name, &rr, false, true)
 	setTemplateVersion(sts, version)
-	if storage != "" {
-		sts.set(b.dataClaims(storage), "spec", "volumeClaimTemplates")
+	if claim := b.dataClaim(storage); claim != nil && storage != noVolume {
+		sts.set([]any{claim}, "spec", "volumeClaimTemplates")
 	}
 	if pp := b.spec.Global.ImagePullPolicy; pp != "" && (name == v1alpha1.ComponentKafka || name == v1alpha1.ComponentKafkaController) {
 		// The init container copies the configuration out of the main image.
@@ -114,23 +114,33 @@ func (b *builder) statefulOverlay(name string, plane v1alpha1.Plane, override st
 	return o, nil
 }
 
+// The claim template of a StatefulSet's data volume, and the storage argument of
+// statefulOverlay of a StatefulSet without one (redis-sentinel).
+const (
+	dataVolume = "data"
+	noVolume   = "none"
+)
+
 // setTemplateVersion sets the version label of a workload's pod template.
 func setTemplateVersion(p *objPatch, version string) {
 	p.field("spec", "template", "metadata", "labels")[LabelVersion] = version
 }
 
-// dataClaims are the volumeClaimTemplates of a StatefulSet: its one volume, data, of
-// storage, in the spec's storage class. The list has no merge key, so the patch
-// replaces the base's whole: these are all its fields.
-func (b *builder) dataClaims(storage string) []any {
-	spec := map[string]any{
-		"accessModes": []string{"ReadWriteOnce"},
-		"resources":   map[string]any{"requests": map[string]any{"storage": storage}},
+// dataClaim is the patch of the claim template of a StatefulSet's data volume: its
+// size (storage, the base's when empty) and the spec's storage class; nil when it
+// changes nothing.
+func (b *builder) dataClaim(storage string) map[string]any {
+	spec := map[string]any{}
+	if storage != "" {
+		spec["resources"] = map[string]any{"requests": map[string]any{"storage": storage}}
 	}
 	if sc := b.spec.Global.StorageClass; sc != "" {
 		spec["storageClassName"] = sc
 	}
-	return []any{map[string]any{"metadata": map[string]any{"name": "data"}, "spec": spec}}
+	if len(spec) == 0 {
+		return nil
+	}
+	return map[string]any{"metadata": map[string]any{"name": dataVolume}, "spec": spec}
 }
 
 // redisOverlays configures Redis, and in sentinel mode its replicas and the three
@@ -166,7 +176,7 @@ func (b *builder) redisOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, e
 	files["primary"] = primary + "\n"
 	o.addConfig("redis-config", nil, files)
 
-	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil, "")
+	so, err := b.statefulOverlay(v1alpha1.ComponentRedisSentinel, c.Plane, "", sentinelReplicas, nil, noVolume)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v1alpha1.ComponentRedisSentinel, err)
 	}

@@ -10,9 +10,10 @@ Licensed under the Apache License, Version 2.0.
 // The shape of each workload lives in kustomize bases compiled into the binary
 // (manifests/base). Render writes those bases and overlays generated from the spec
 // (names, images, replicas, resources, configuration, placement, HPA, PDB, Ingress) to an
-// in-memory filesystem and builds them with krusty, the library behind `kustomize build`;
-// the platform's own kustomize patches (spec.patches), then a run's one-off ones, apply
-// last, so anything can be changed.
+// in-memory filesystem and builds them with krusty, the library behind `kustomize build`,
+// then patches what each overlay built with the overlay's own patches, which name list
+// items by merge key (objPatch); the platform's own kustomize patches (spec.patches),
+// then a run's one-off ones, apply last, so anything can be changed.
 //
 // Render is pure: the same platform, release and patches always give the same objects,
 // in the same order, byte for byte. It reads nothing but the embedded bases, and uses no
@@ -20,20 +21,16 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"runtime"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
@@ -94,8 +91,6 @@ type PatchTarget struct {
 // A Renderer is safe for concurrent use.
 type Renderer struct {
 	bases []file
-	// objects are the bases' workloads, whose lists the overlays' patches keep in order.
-	objects baseObjects
 }
 
 // file is one file of the in-memory kustomize tree.
@@ -130,37 +125,7 @@ func newRenderer(fsys fs.FS, dir string) (*Renderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read kustomize bases: %w", err)
 	}
-	if r.objects, err = workloadsOf(r.bases); err != nil {
-		return nil, fmt.Errorf("read kustomize bases: %w", err)
-	}
 	return r, nil
-}
-
-// workloadsOf decodes the Deployments, StatefulSets and Jobs of the bases, by
-// baseObjectKey (a Component's patch of one is keyed by the Component's directory,
-// which no overlay patches).
-func workloadsOf(bases []file) (baseObjects, error) {
-	out := baseObjects{}
-	for _, f := range bases {
-		dir, _, _ := strings.Cut(strings.TrimPrefix(f.path, "/base/"), "/")
-		d := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(f.data), 4096)
-		for {
-			var obj map[string]any
-			if err := d.Decode(&obj); err == io.EOF {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.path, err)
-			}
-			kind, _ := obj["kind"].(string)
-			if kind != "Deployment" && kind != "StatefulSet" && kind != "Job" {
-				continue
-			}
-			meta, _ := obj["metadata"].(map[string]any)
-			name, _ := meta["name"].(string)
-			out[baseObjectKey(dir, kind, name)] = obj
-		}
-	}
-	return out, nil
 }
 
 // Render returns every object of p, by plane in install order (planes with no objects
@@ -203,7 +168,7 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 	// builds are independent, so they run in parallel; results keep overlay order.
 	for _, o := range overlays {
 		o.k.Namespace = p.Namespace
-		if err := o.write(fsys, path.Join(fsRoot, o.dir), r.objects); err != nil {
+		if err := o.write(fsys, path.Join(fsRoot, o.dir)); err != nil {
 			return nil, fmt.Errorf("render platform %s: %s: %w", p.Name, o.dir, err)
 		}
 	}
@@ -219,7 +184,7 @@ func (r *Renderer) Render(p *v1alpha1.OntoPlatform, opts Options) ([]Plane, erro
 			defer func() { <-sem }()
 			built[i], errs[i] = build(krusty.MakeKustomizer(krusty.MakeDefaultOptions()), fsys, path.Join(fsRoot, o.dir))
 			if errs[i] == nil {
-				errs[i] = checkContainers(built[i])
+				errs[i] = o.applyPatches(built[i])
 			}
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("%s: %w", o.dir, errs[i])
@@ -281,28 +246,6 @@ func build(k *krusty.Kustomizer, fsys filesys.FileSystem, dir string) ([]*unstru
 		objs = append(objs, u)
 	}
 	return objs, nil
-}
-
-// checkContainers refuses a pod template with a container that has no image. The
-// overlays' patches name containers by their name (objPatch); a name the base does
-// not have (a base renamed its container) would add a new, empty container rather
-// than fail, and this makes the render fail instead, naming the object.
-func checkContainers(objs []*unstructured.Unstructured) error {
-	for _, u := range objs {
-		spec, _ := u.Object["spec"].(map[string]any)
-		template, _ := spec["template"].(map[string]any)
-		pod, _ := template["spec"].(map[string]any)
-		for _, list := range []string{"initContainers", "containers"} {
-			items, _ := pod[list].([]any)
-			for _, it := range items {
-				c, _ := it.(map[string]any)
-				if image, _ := c["image"].(string); image == "" {
-					return fmt.Errorf("%s %s: %s %q has no image: a patch names a container its base does not have", u.GetKind(), u.GetName(), list, c["name"])
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // jsonValue converts, in place, a value decoded from YAML to the types JSON decoding
