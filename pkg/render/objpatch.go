@@ -12,22 +12,24 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // objPatch is the patch of one object of an overlay's base, which render applies to the
-// object kustomize built (overlay.applyPatches), before the user's patches. It works as
-// a strategic merge patch does, with the merge keys the Kubernetes API declares
-// (patchMergeKey): maps merge, a null removes a field, containers, init containers,
-// volumes, env and pull secrets are list items named by name, volume mounts by
-// mountPath, ports by number, and an item with "$patch": "delete" removes the item of
-// its key. A reordered base still gets every change where it belongs, which a JSON
-// 6902 path by index (containers/0) did not; a container, or an item to delete, that
-// the base lacks fails the render, naming the object. Volume claim templates are
-// items named by their metadata.name (the API replaces that list whole). Any other
-// list (args, command, envFrom, tolerations) is replaced whole, so it is a value
-// computed here. Applied in Go rather than as a kustomize patch: kustomize walks the
-// whole object for each patch, JSON 6902 or strategic, a fifth of a render.
+// object kustomize built (overlay.applyPatches), before the user's patches: a strategic
+// merge patch (apimachinery's, with the merge keys the object's API type declares), so
+// containers, volumes, env and ports are named by their keys, never by position, and
+// "$patch": "delete" removes the item of its key. A container, claim, or item to
+// delete that the base lacks fails the render, naming the object (checkItems). Volume
+// claim templates merge one claim at a time by metadata.name (the API replaces that
+// list whole). Any other list (args, command, envFrom, tolerations) is replaced whole,
+// so it is a value computed here. Applied in Go rather than as a kustomize patch:
+// kustomize walks the whole object for each patch, JSON 6902 or strategic, a fifth of
+// a render.
 type objPatch struct {
 	// kind and name select the object, as named in the base.
 	kind, name string
@@ -111,118 +113,125 @@ func deleteItem(m map[string]any, list string, keys map[string]any) {
 	appendItems(m, list, e)
 }
 
-// mergeKeys are the merge keys of the lists a patch merges item by item, by field name.
-var mergeKeys = map[string]string{
-	"containers":       "name",
-	"initContainers":   "name",
-	"volumes":          "name",
-	"env":              "name",
-	"imagePullSecrets": "name",
-	"volumeMounts":     "mountPath",
-	"ports":            "", // portKey
-	// Not a merge key of the API, which replaces the list whole: the claim's name,
-	// so a patch changes the claim it names and keeps the base's other fields.
-	"volumeClaimTemplates": "metadata.name",
-}
+// namedItems are the lists whose items a patch names but must never add, by the key
+// that names them: a base that lacks the container or claim a patch is written for
+// fails the render rather than gain a half-made one.
+var namedItems = map[string]string{"containers": "name", "initContainers": "name", "volumeClaimTemplates": "metadata.name"}
 
-// mustExist are the lists whose items a patch changes but never adds.
-var mustExist = map[string]bool{"containers": true, "initContainers": true, "volumeClaimTemplates": true}
-
-// apply applies p to obj, one of the objects the overlay built.
-func (p *objPatch) apply(obj map[string]any) error {
+// apply applies p to obj, one of the objects the overlay built, and returns the
+// result. The merge is apimachinery's strategic merge patch with the object's own API
+// type (its patchMergeKey and patchStrategy tags); volume claim templates, a list the
+// API replaces whole, are merged one claim at a time by metadata.name, so a patch
+// changes the claim it names and keeps the base's other fields.
+func (p *objPatch) apply(obj map[string]any) (map[string]any, error) {
 	// Through JSON, so the patch's API types become the maps, int64 and strings the
 	// built objects hold.
 	data, err := json.Marshal(p.doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var doc map[string]any
 	if err := utiljson.Unmarshal(data, &doc); err != nil {
-		return err
+		return nil, err
 	}
-	if err := mergeMap(obj, doc, ""); err != nil {
-		return err
+	if err := checkItems(obj, doc, ""); err != nil {
+		return nil, err
+	}
+	var claims []any
+	if spec := nestedMap(doc, "spec"); spec != nil {
+		claims, _ = spec["volumeClaimTemplates"].([]any)
+		delete(spec, "volumeClaimTemplates")
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	typed, err := scheme.Scheme.New(schema.FromAPIVersionAndKind(apiVersion, p.kind))
+	if err != nil {
+		return nil, err
+	}
+	out, err := strategicMerge(obj, doc, typed)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range claims {
+		claim := c.(map[string]any)
+		base := nestedSlice(out, "spec", "volumeClaimTemplates")
+		i := slices.IndexFunc(base, func(e any) bool {
+			m, ok := e.(map[string]any)
+			return ok && mergeKeyOf(m, "metadata.name") == mergeKeyOf(claim, "metadata.name")
+		})
+		if base[i], err = strategicMerge(base[i].(map[string]any), claim, &corev1.PersistentVolumeClaim{}); err != nil {
+			return nil, err
+		}
 	}
 	if from, to := p.renameContainer[0], p.renameContainer[1]; from != "" {
-		c := listItem(nestedSlice(obj, "spec", "template", "spec", "containers"), "name", from)
+		c := listItem(nestedSlice(out, "spec", "template", "spec", "containers"), "name", from)
 		if c == nil {
-			return fmt.Errorf("no container %q", from)
+			return nil, fmt.Errorf("no container %q", from)
 		}
 		c["name"] = to
 	}
-	return nil
+	return out, nil
 }
 
-// mergeMap merges patch into dst; path is where dst is, for errors.
-func mergeMap(dst, patch map[string]any, path string) error {
+// strategicMerge is the strategic merge patch of obj by patch, with the merge keys and
+// strategies of the API type typed.
+func strategicMerge(obj, patch map[string]any, typed any) (map[string]any, error) {
+	meta, err := strategicpatch.NewPatchMetaFromStruct(typed)
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(obj, patch, meta)
+}
+
+// checkItems fails when patch, under path of obj, names an item of a namedItems list
+// that obj lacks, or deletes ("$patch": "delete") a list item obj lacks: a strategic
+// merge would add the one and silently skip the other.
+func checkItems(obj, patch map[string]any, path string) error {
 	for k, pv := range patch {
 		at := path + "." + k
 		switch pt := pv.(type) {
-		case nil:
-			delete(dst, k)
 		case map[string]any:
-			d, ok := dst[k].(map[string]any)
-			if !ok {
-				dst[k] = pt
-				continue
-			}
-			if err := mergeMap(d, pt, at); err != nil {
-				return err
+			if o, ok := obj[k].(map[string]any); ok {
+				if err := checkItems(o, pt, at); err != nil {
+					return err
+				}
 			}
 		case []any:
-			key, keyed := mergeKeys[k]
-			if !keyed {
-				dst[k] = pt
-				continue
+			base, _ := obj[k].([]any)
+			for _, it := range pt {
+				item, ok := it.(map[string]any)
+				if !ok {
+					continue
+				}
+				key, named := namedItems[k]
+				if !named && item["$patch"] != "delete" {
+					continue
+				}
+				if key == "" {
+					key = portKey(item)
+					if k != "ports" {
+						key = "name"
+					}
+				}
+				v := mergeKeyOf(item, key)
+				i := slices.IndexFunc(base, func(e any) bool {
+					m, ok := e.(map[string]any)
+					return ok && mergeKeyOf(m, key) == v
+				})
+				if i < 0 && item["$patch"] == "delete" {
+					return fmt.Errorf("%s: no item of %s %v to delete", at, key, v)
+				}
+				if i < 0 {
+					return fmt.Errorf("%s: no item of %s %v", at, key, v)
+				}
+				if o, ok := base[i].(map[string]any); ok && item["$patch"] != "delete" {
+					if err := checkItems(o, item, fmt.Sprintf("%s[%s=%v]", at, key, v)); err != nil {
+						return err
+					}
+				}
 			}
-			list, err := mergeList(dst[k], pt, key, mustExist[k], at)
-			if err != nil {
-				return err
-			}
-			dst[k] = list
-		default:
-			dst[k] = pv
 		}
 	}
 	return nil
-}
-
-// mergeList merges the items of patch into the list dst by key (portKey when empty):
-// an item merges into the base's of the same key, or is appended (an error when
-// mustExist), or deletes it ("$patch": "delete", an error when there is none).
-func mergeList(dst any, patch []any, key string, mustExist bool, path string) ([]any, error) {
-	list, _ := dst.([]any)
-	for _, it := range patch {
-		item, ok := it.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: an item that is not an object", path)
-		}
-		k := key
-		if k == "" {
-			k = portKey(item)
-		}
-		v := mergeKeyOf(item, k)
-		i := slices.IndexFunc(list, func(e any) bool {
-			m, ok := e.(map[string]any)
-			return ok && mergeKeyOf(m, k) == v
-		})
-		switch {
-		case item["$patch"] == "delete":
-			if i < 0 {
-				return nil, fmt.Errorf("%s: no item of %s %v to delete", path, k, v)
-			}
-			list = slices.Delete(list, i, i+1)
-		case i >= 0:
-			if err := mergeMap(list[i].(map[string]any), item, fmt.Sprintf("%s[%s=%v]", path, k, v)); err != nil {
-				return nil, err
-			}
-		case mustExist:
-			return nil, fmt.Errorf("%s: no item of %s %v", path, k, v)
-		default:
-			list = append(list, item)
-		}
-	}
-	return list, nil
 }
 
 // mergeKeyOf is the value of the key of an item, a field or a dotted path of fields.

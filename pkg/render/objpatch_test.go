@@ -124,8 +124,9 @@ func TestPatchesFollowNamesNotPositions(t *testing.T) {
 	if !reflect.DeepEqual(sidecar, map[string]any{"name": "sidecar", "image": "sidecar", "env": []any{map[string]any{"name": "SIDE", "value": "car"}}}) {
 		t.Errorf("sidecar patched: %v", sidecar)
 	}
-	if keys := listKeys(gw, "name", "spec", "template", "spec", "volumes"); !reflect.DeepEqual(keys, []any{"scratch", "tmp", tlsVolume}) {
-		t.Errorf("gateway volumes = %v, want the base's in order, then the certificate's", keys)
+	// The strategic merge puts the patch's items first, then the base's in their order.
+	if keys := listKeys(gw, "name", "spec", "template", "spec", "volumes"); !reflect.DeepEqual(keys, []any{tlsVolume, "scratch", "tmp"}) {
+		t.Errorf("gateway volumes = %v, want the certificate's, then the base's in order", keys)
 	}
 	if keys := listKeys(find(got, "Service", "gateway"), "name", "spec", "ports"); !reflect.DeepEqual(keys, []any{"http", "grpc"}) {
 		t.Errorf("gateway Service ports = %v, want http and grpc: only the metrics port deleted", keys)

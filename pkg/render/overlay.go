@@ -83,9 +83,11 @@ func (o *overlay) applyPatches(objs []*unstructured.Unstructured) error {
 		if target == nil {
 			return fmt.Errorf("patch %s %s: no such object", p.kind, p.name)
 		}
-		if err := p.apply(target.Object); err != nil {
+		patched, err := p.apply(target.Object)
+		if err != nil {
 			return fmt.Errorf("patch %s %s: %w", p.kind, p.name, err)
 		}
+		target.Object = patched
 		o.followGeneratedNames(target, objs)
 		if p.rename == "" {
 			continue
