@@ -67,6 +67,12 @@ const (
 	AnnotationReplicas = "onto.paas/replicas"
 	// ReplicasCreateOnly is AnnotationReplicas's value on an autoscaled workload.
 	ReplicasCreateOnly = "create-only"
+
+	// AnnotationDataLayout names the on-disk layout a stateful workload's pods expect
+	// of the data its earlier pods wrote (Kafka's cluster id and controller quorum).
+	// The planner refuses to change a live workload to another layout, a missing
+	// annotation included: the rolling restart would not start on the old data.
+	AnnotationDataLayout = "onto.paas/data-layout"
 )
 
 // CreateOnlyReplicas reports whether a rendered workload's spec.replicas applies on

@@ -8,6 +8,8 @@ package apply_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
@@ -74,4 +77,51 @@ func TestKafkaControllerChangeRefused(t *testing.T) {
 	if err != nil || string(again.Data["cluster-id"]) != id {
 		t.Fatalf("Secret kafka after a second apply: %v; the cluster id changed", err)
 	}
+}
+
+// TestKafkaOfAnEarlierBuildRefused: a kafka StatefulSet without the data layout this
+// build renders (an install from before the fixed quorum and generated cluster id) is
+// refused by the plan and by apply, naming the StatefulSet, with nothing written; once
+// the layout matches, apply goes on.
+func TestKafkaOfAnEarlierBuildRefused(t *testing.T) {
+	t.Parallel()
+	e := newSmallEnv(t, v1alpha1.ComponentKafka)
+	e.mustApply()
+	ctx, ns := t.Context(), e.platform.Namespace
+	sts := e.cluster.Kube.AppsV1().StatefulSets(ns)
+	setLayout := func(v any) {
+		t.Helper()
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.AnnotationDataLayout: v}}})
+		if _, err := sts.Patch(ctx, v1alpha1.ComponentKafka, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "earlier-build"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLayout(nil)
+
+	_, err := (&plan.Planner{Clients: e.clients}).Plan(ctx, e.desired())
+	var layoutErr *plan.DataLayoutError
+	if !errors.As(err, &layoutErr) || layoutErr.Object.Kind != "StatefulSet" || layoutErr.Object.Name != v1alpha1.ComponentKafka {
+		t.Fatalf("plan = %v; want a DataLayoutError of StatefulSet kafka", err)
+	}
+	e.writes.Store(0)
+	if _, err := e.apply(testOptions()); !errors.As(err, &layoutErr) || !strings.Contains(err.Error(), "delete statefulset kafka") {
+		t.Fatalf("apply = %v; want the refusal naming StatefulSet kafka and how to proceed", err)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("the refused apply wrote %d times", n)
+	}
+
+	setLayout(e.desiredLayout())
+	e.mustApply()
+}
+
+// desiredLayout is the data layout the rendered kafka StatefulSet carries.
+func (e *env) desiredLayout() string {
+	for _, obj := range e.desired().Objects() {
+		if obj.GetKind() == "StatefulSet" && obj.GetName() == v1alpha1.ComponentKafka {
+			return obj.GetAnnotations()[v1alpha1.AnnotationDataLayout]
+		}
+	}
+	e.t.Fatal("no kafka StatefulSet rendered")
+	return ""
 }

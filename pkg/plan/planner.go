@@ -124,6 +124,9 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDataLayouts(d.Objects(), live); err != nil {
+		return nil, err
+	}
 	nsExists := ns != nil
 	if p.MissingSecrets, err = pl.missingSecrets(ctx, d, nsExists); err != nil {
 		return nil, err

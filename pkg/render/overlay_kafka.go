@@ -48,6 +48,11 @@ const (
 	kafkaConfigInit = "config"
 )
 
+// kafkaDataLayout is the data layout of the kafka StatefulSet (AnnotationDataLayout):
+// a KRaft cluster whose id is the generated Secret's and whose voters are fixed by
+// topology (kafkaVoters). Either changing makes brokers refuse their old data.
+const kafkaDataLayout = "kraft-fixed-quorum-v1"
+
 // KafkaDedicatedControllers reports whether a Kafka of replicas runs dedicated
 // controllers (kafka-controller) rather than one combined node.
 func KafkaDedicatedControllers(replicas int32) bool {
@@ -58,6 +63,9 @@ func KafkaDedicatedControllers(replicas int32) bool {
 // controllers, adds the kafka-controller overlay.
 func (b *builder) kafkaOverlays(c v1alpha1.Component, o *overlay) ([]*overlay, error) {
 	replicas := c.DesiredReplicas()
+	// Brokers created before the fixed quorum (every broker a voter, the cluster id a
+	// hash of the platform's name) carry no layout: the planner refuses to roll them.
+	o.patch("StatefulSet", v1alpha1.ComponentKafka).set(map[string]any{v1alpha1.AnnotationDataLayout: kafkaDataLayout}, "metadata", "annotations")
 	if !KafkaDedicatedControllers(replicas) {
 		o.addConfig("kafka-config", b.kafkaTLSConfig(b.kafkaBrokerConfig(replicas, true)), nil)
 		return []*overlay{o}, nil
