@@ -75,6 +75,13 @@ func (e *upEnv) run(action, version string, revision int64, atomic bool, patches
 	opts := upgrade.DefaultOptions()
 	opts.Apply = ontotest.ApplyOptions()
 	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Action = 2*time.Second, 90*time.Second, atomic, action
+	if len(patches) > 0 {
+		// The patches are crash loops, which the test cluster starts 3 s after a pod
+		// runs (onto-pod-crashloop in hack/testcluster/manifests/chaos-stages.yaml):
+		// a 2 s soak raced it, and a crash found after the canary moved the next
+		// component too.
+		opts.CanarySoak = 5 * time.Second
+	}
 	opts.Apply.Action = action
 	catalog := ontotest.Catalog(e.t)
 	u := &upgrade.Upgrade{
