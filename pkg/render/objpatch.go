@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -85,10 +86,8 @@ func fieldOf(m map[string]any, path ...string) map[string]any {
 // (with the key set) at the end of the list.
 func item(m map[string]any, list, key string, value any) map[string]any {
 	items, _ := m[list].([]any)
-	for _, it := range items {
-		if e, ok := it.(map[string]any); ok && e[key] == value {
-			return e
-		}
+	if e := listItem(items, key, value); e != nil {
+		return e
 	}
 	e := map[string]any{key: value}
 	m[list] = append(items, e)
@@ -96,8 +95,8 @@ func item(m map[string]any, list, key string, value any) map[string]any {
 }
 
 // appendItems appends entries to the list field of m. Each must carry its list's merge
-// key: the patch merges it with the base's entry of that key, or appends it after the
-// base's entries, in this order.
+// key: the patch merges it with the base's entry of that key, or adds it, in this
+// order, before the base's entries (the strategic merge puts a patch's items first).
 func appendItems(m map[string]any, list string, entries ...any) {
 	items, _ := m[list].([]any)
 	m[list] = append(items, entries...)
@@ -260,27 +259,17 @@ func listItem(items []any, key string, value any) map[string]any {
 	return nil
 }
 
-// nestedSlice is the list at path of m, nil when there is none.
+// nestedSlice is the list at path of m, nil when there is none; not a copy, so a
+// change to its items changes m.
 func nestedSlice(m map[string]any, path ...string) []any {
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			return nil
-		}
-		m = next
-	}
-	l, _ := m[path[len(path)-1]].([]any)
+	v, _, _ := unstructured.NestedFieldNoCopy(m, path...)
+	l, _ := v.([]any)
 	return l
 }
 
-// nestedMap is the map at path of m, nil when there is none.
+// nestedMap is the map at path of m, nil when there is none; not a copy.
 func nestedMap(m map[string]any, path ...string) map[string]any {
-	for _, k := range path {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			return nil
-		}
-		m = next
-	}
-	return m
+	v, _, _ := unstructured.NestedFieldNoCopy(m, path...)
+	l, _ := v.(map[string]any)
+	return l
 }
