@@ -549,7 +549,7 @@ func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options
 		if !notReady[string(pl.Name)] && !notReady[""] {
 			continue
 		}
-		if err := a.waitPlane(ctx, d, string(pl.Name), opts, true); err != nil {
+		if err := a.waitPlane(ctx, d, string(pl.Name), opts, nil, true); err != nil {
 			a.emit(Event{Type: EventPlaneFailed, Plane: string(pl.Name), Message: err.Error()})
 			return err
 		}

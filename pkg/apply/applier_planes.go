@@ -51,7 +51,9 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 				return err
 			}
 		} else if opts.Wait {
-			if err := a.waitPlane(ctx, d, pl.Name, opts, false); err != nil {
+			// The next plane needs this one's pods serving; Available (minReadySeconds)
+			// is waited for once, for every plane, by the health check after the planes.
+			if err := a.waitPlane(ctx, d, pl.Name, opts, health.Serving, false); err != nil {
 				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
 				return err
 			}
@@ -162,12 +164,12 @@ func isFieldManagerConflict(err error) bool {
 	return false
 }
 
-// waitPlane waits, by watch, until the plane's workloads are ready and its Jobs have
-// completed, reporting pod problems as they appear. It stops early when a new pod
+// waitPlane waits, by watch, until the plane's workloads are ready by check (kstatus's
+// rules when nil) and its Jobs have completed, reporting pod problems as they appear. It stops early when a new pod
 // crash-loops, and explains from the pods why a workload is not ready when the plane
 // timeout passes. quiet leaves out the workloads that are ready from the start (a run
 // with nothing to write).
-func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options, quiet bool) error {
+func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options, check func(*unstructured.Unstructured) health.Ready, quiet bool) error {
 	var objs []*unstructured.Unstructured
 	for _, pl := range d.Planes {
 		if string(pl.Name) == plane {
@@ -183,7 +185,7 @@ func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, 
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	w := &health.Waiter{Dynamic: a.Clients.Dynamic, WatchPods: true, CrashLoopRestarts: opts.CrashLoopRestarts}
+	w := &health.Waiter{Dynamic: a.Clients.Dynamic, Check: check, WatchPods: true, CrashLoopRestarts: opts.CrashLoopRestarts}
 	var mu sync.Mutex
 	shown := map[string]bool{}
 	err := w.Wait(wctx, objs, a.Clients.GVR, func(u health.Update) {

@@ -72,6 +72,36 @@ func Check(obj *unstructured.Unstructured) Ready {
 	return Ready{Ready: res.Status == kstatus.CurrentStatus, Failed: res.Status == kstatus.FailedStatus, Message: res.Message}
 }
 
+// Serving is the readiness one plane needs of the plane before it: a workload's pods
+// all run its current spec and pass their readiness probes. It is Check, except that a
+// Deployment or StatefulSet whose every pod is updated and ready but not yet Available
+// (ready for minReadySeconds) counts as serving: minReadySeconds guards the rollout of
+// the workload itself, and waiting it out before each plane would pay it once per plane
+// in sequence. Apply gates the planes on Serving and waits for Check of them all once,
+// at the end. A StatefulSet held by a rollout partition is left to Check.
+func Serving(obj *unstructured.Unstructured) Ready {
+	r := Check(obj)
+	if r.Ready || r.Failed || !IsWorkload(obj) {
+		return r
+	}
+	nested := func(fields ...string) int64 {
+		n, _, _ := unstructured.NestedInt64(obj.Object, fields...)
+		return n
+	}
+	want, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	if nested("status", "observedGeneration") < obj.GetGeneration() ||
+		nested("spec", "updateStrategy", "rollingUpdate", "partition") > 0 {
+		return r
+	}
+	if nested("status", "replicas") == want && nested("status", "updatedReplicas") == want && nested("status", "readyReplicas") >= want {
+		return Ready{Ready: true, Message: "pods updated and ready; Available after minReadySeconds"}
+	}
+	return r
+}
+
 // Replicas returns the desired and ready replicas of a Deployment or StatefulSet.
 func Replicas(obj *unstructured.Unstructured) (desired, ready int32) {
 	d, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
