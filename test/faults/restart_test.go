@@ -138,11 +138,12 @@ func planeReady(plane string) func(apply.Event) bool {
 	return func(ev apply.Event) bool { return ev.Type == apply.EventPlaneReady && ev.Plane == plane }
 }
 
-// converges checks what every fault must leave: a re-run exits 0 and writes nothing
-// more than the interrupted run left to do, a plan then shows no change, the
-// generated Secrets and the volumes are the ones from before the re-run (nothing
-// regenerated, nothing lost), no lock lease is left, and the status is Ready.
-func converges(t *testing.T, c *testcluster.Cluster, ns, file string) {
+// converges checks what every fault must leave: a re-run (of rerun's command, `apply
+// -f file` when it is empty) exits 0 and writes nothing more than the interrupted run
+// left to do, a plan of file then shows no change, the generated Secrets and the
+// volumes are the ones from before the re-run (nothing regenerated, nothing lost), no
+// lock lease and no upgrade canary is left, and the status is Ready.
+func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...string) {
 	t.Helper()
 	ctx := t.Context()
 	secrets := func() map[string]string {
@@ -171,9 +172,11 @@ func converges(t *testing.T, c *testcluster.Cluster, ns, file string) {
 	}
 	secretsBefore, claimsBefore := secrets(), claims()
 
-	rerun := applyWithFault(t, c, file, nil, nil)
-	if rerun.code != 0 {
-		t.Fatalf("the re-run exited %d: %s", rerun.code, rerun.stderr)
+	if len(rerun) == 0 {
+		rerun = applyArgs(file)
+	}
+	if r := applySignalled(t, c, rerun, nth(0), 0); r.code != 0 {
+		t.Fatalf("the re-run %v exited %d: %s", rerun, r.code, r.stderr)
 	}
 	out, err := exec.CommandContext(ctx, plugin(t), "plan", "-f", file, "--kubeconfig", c.Kubeconfig, "--detailed-exitcode").CombinedOutput()
 	if err != nil {
@@ -195,6 +198,15 @@ func converges(t *testing.T, c *testcluster.Cluster, ns, file string) {
 	}
 	if _, err := c.Kube.CoordinationV1().Leases(ns).Get(ctx, apply.LockName("onto-dev"), metav1.GetOptions{}); err == nil {
 		t.Fatal("the lock lease is left after the re-run")
+	}
+	deployments, err := c.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deployments.Items {
+		if strings.HasSuffix(d.Name, "-canary") {
+			t.Fatalf("the upgrade canary %s is left after the re-run", d.Name)
+		}
 	}
 	clients, err := kube.New(c.Config)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,14 +40,14 @@ type signalled struct {
 	sentAt, exitedAt time.Time
 }
 
-// applySignalled runs `apply -f file -o json` with the built binary and sends sig to
-// it at the first event at accepts, as soon as the event is printed: the signal lands
-// at that event boundary, before the run goes on to the next step's requests. sig 0
-// sends nothing (at only observes). A run killed by a signal exits 128+signal, as a
-// shell reports it.
-func applySignalled(t *testing.T, c *testcluster.Cluster, file string, at func(apply.Event) bool, sig syscall.Signal) signalled {
+// applySignalled runs the built binary with args (a command and its flags) and `-o
+// json` against c, and sends sig to it at the first event at accepts, as soon as the
+// event is printed: the signal lands at that event boundary, before the run goes on to
+// the next step's requests. sig 0 sends nothing (at only observes). A run killed by a
+// signal exits 128+signal, as a shell reports it.
+func applySignalled(t *testing.T, c *testcluster.Cluster, args []string, at func(apply.Event) bool, sig syscall.Signal) signalled {
 	t.Helper()
-	cmd := exec.Command(plugin(t), "apply", "-f", file, "-o", "json", "--kubeconfig", c.Kubeconfig)
+	cmd := exec.Command(plugin(t), append(slices.Clone(args), "-o", "json", "--kubeconfig", c.Kubeconfig)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -91,44 +93,87 @@ func applySignalled(t *testing.T, c *testcluster.Cluster, file string, at func(a
 	return s
 }
 
+// applyArgs is `apply -f file`.
+func applyArgs(file string) []string { return []string{"apply", "-f", file} }
+
 // nth accepts the nth event (from 1); never for 0.
 func nth(n int) func(apply.Event) bool {
 	seen := 0
 	return func(apply.Event) bool { seen++; return seen == n }
 }
 
-// TestKillAtEveryEventOfAnInstall (issue 13, the systematic test): an install is
-// killed with SIGKILL at each of its event boundaries in turn, the Nth event for every
-// N, on a namespace of its own, and the same checks follow each: the immediate re-run
-// takes the dead run's lease over and converges (converges: exit 0, plan empty,
-// Secrets and volumes kept, no lease left, Ready).
-func TestKillAtEveryEventOfAnInstall(t *testing.T) {
+// killPoint prepares namespace ns for one kill point of a run: what must be there
+// before the run (an installed platform, a changed file), and returns the run's
+// arguments, then the file whose spec the platform must match once the re-run is done.
+type killPoint func(t *testing.T, c *testcluster.Cluster, ns string) (args []string, file string)
+
+// killAtEveryEvent (issue 13, the systematic test) kills the run prepare sets up with
+// SIGKILL at each of its event boundaries in turn, the Nth event for every N, each on
+// a namespace of its own, and checks the same things after each: the immediate re-run
+// of the same command takes the dead run's lease over and converges (exit 0, plan
+// empty, Secrets and volumes kept, no lease or canary left, Ready).
+func killAtEveryEvent(t *testing.T, prepare killPoint) {
 	c := testcluster.New(t)
-	// The event count of an undisturbed install bounds the kill points.
-	ns := c.Namespace(t)
-	full := applySignalled(t, c, platformFile(t, ns), nth(0), 0)
+	// The event count of an undisturbed run bounds the kill points.
+	args, _ := prepare(t, c, c.Namespace(t))
+	full := applySignalled(t, c, args, nth(0), 0)
 	if full.code != 0 {
-		t.Fatalf("undisturbed install exited %d: %s", full.code, full.stderr)
+		t.Fatalf("undisturbed run %v exited %d: %s", args, full.code, full.stderr)
 	}
 	points := len(full.events) - 1 // the last event is the end of the run
 	converged := 0
 	for n := 1; n <= points; n++ {
 		ok := t.Run(fmt.Sprintf("%02d-%s", n, full.events[n-1].Type), func(t *testing.T) {
 			ns := c.Namespace(t)
-			file := platformFile(t, ns)
+			args, file := prepare(t, c, ns)
 			start := time.Now()
-			k := applySignalled(t, c, file, nth(n), syscall.SIGKILL)
+			k := applySignalled(t, c, args, nth(n), syscall.SIGKILL)
 			if k.sentAt.IsZero() {
 				t.Fatalf("the run ended after %d events, before event %d", len(k.events), n)
 			}
-			converges(t, c, ns, file)
-			t.Logf("killed after event %d (%s), converged in %s", n, k.events[n-1].Type, time.Since(start).Round(100*time.Millisecond))
+			converges(t, c, ns, file, args...)
+			t.Logf("killed after event %d (%s %s %s), converged in %s", n, k.events[n-1].Type, k.events[n-1].Plane, k.events[n-1].Object, time.Since(start).Round(100*time.Millisecond))
 		})
 		if ok {
 			converged++
 		}
 	}
 	t.Logf("kill points: %d, converged: %d", points, converged)
+}
+
+// TestKillAtEveryEventOfAnInstall: the run is an install from nothing.
+func TestKillAtEveryEventOfAnInstall(t *testing.T) {
+	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
+		file := platformFile(t, ns)
+		return applyArgs(file), file
+	})
+}
+
+// TestKillAtEveryEventOfAConfigChange: the run is the apply of a log level change,
+// which rolls every plane's workloads, to an installed platform.
+func TestKillAtEveryEventOfAConfigChange(t *testing.T) {
+	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
+		file := platformFile(t, ns)
+		if r := applySignalled(t, c, applyArgs(file), nth(0), 0); r.code != 0 {
+			t.Fatalf("install exited %d: %s", r.code, r.stderr)
+		}
+		appendSpec(t, file, "  observability:\n    logging:\n      level: DEBUG\n")
+		return applyArgs(file), file
+	})
+}
+
+// TestKillAtEveryEventOfAnUpgrade: the run is `upgrade -f` from 1.5.0 to 1.6.0 of an
+// installed platform, with canaries soaked 1 s; the re-run resumes it.
+func TestKillAtEveryEventOfAnUpgrade(t *testing.T) {
+	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
+		file := platformFile(t, ns)
+		setVersion(t, file, "1.5.0")
+		if r := applySignalled(t, c, applyArgs(file), nth(0), 0); r.code != 0 {
+			t.Fatalf("install of 1.5.0 exited %d: %s", r.code, r.stderr)
+		}
+		setVersion(t, file, "1.6.0")
+		return []string{"upgrade", "-f", file, "--canary-soak", "1s"}, file
+	})
 }
 
 // TestInterruptDuringPlaneWait (scenario 3): SIGINT while the run waits for a plane.
@@ -138,14 +183,14 @@ func TestInterruptDuringPlaneWait(t *testing.T) {
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	file := platformFile(t, ns)
-	probe := applySignalled(t, c, file, nth(0), 0)
+	probe := applySignalled(t, c, applyArgs(file), nth(0), 0)
 	if probe.code != 0 {
 		t.Fatalf("install exited %d: %s", probe.code, probe.stderr)
 	}
 	// A config change rolls every plane; interrupt at the first wait.
 	appendSpec(t, file, "  observability:\n    logging:\n      level: DEBUG\n")
 	waiting := 0
-	r := applySignalled(t, c, file, func(ev apply.Event) bool {
+	r := applySignalled(t, c, applyArgs(file), func(ev apply.Event) bool {
 		if ev.Type == apply.EventWaiting {
 			waiting++
 		}
@@ -196,7 +241,7 @@ func TestSecondRunWhileTheFirstHoldsTheLock(t *testing.T) {
 			results <- second{time.Since(start), out, err}
 		}()
 	}
-	first := applySignalled(t, c, file, func(ev apply.Event) bool {
+	first := applySignalled(t, c, applyArgs(file), func(ev apply.Event) bool {
 		if ev.Type == apply.EventPlaneStarted {
 			startSecond()
 			startSecond("--lock-wait", "5m")
@@ -225,6 +270,22 @@ func TestSecondRunWhileTheFirstHoldsTheLock(t *testing.T) {
 		t.Logf("without --lock-wait: refused in %s; with --lock-wait 5m: exit 0 in %s", refused.took.Round(10*time.Millisecond), waited.took.Round(100*time.Millisecond))
 	}
 	converges(t, c, ns, file)
+}
+
+// setVersion sets spec.version in the platform file.
+func setVersion(t *testing.T, file, version string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^  version: .*$`)
+	if !re.Match(data) {
+		t.Fatalf("%s has no spec.version line", file)
+	}
+	if err := os.WriteFile(file, re.ReplaceAll(data, []byte(`  version: "`+version+`"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // appendSpec appends lines under spec: of the platform file (the last section).
