@@ -437,7 +437,7 @@ func (c *comparison) print(out io.Writer) {
 func printInstalls(out io.Writer, runs []*bench.Run) error {
 	walls := make([]time.Duration, len(runs))
 	type planeRuns struct {
-		started, ready, slowest, beyond []time.Duration
+		started, ready, slowest, beyond, available []time.Duration
 		workloads                       int
 	}
 	var order []string
@@ -459,13 +459,14 @@ func printInstalls(out io.Writer, runs []*bench.Run) error {
 			pr.ready = append(pr.ready, t.Ready)
 			pr.slowest = append(pr.slowest, t.SlowestRollout)
 			pr.beyond = append(pr.beyond, t.Beyond())
+			pr.available = append(pr.available, t.Available)
 			pr.workloads = t.Workloads
 		}
 	}
 	fmt.Fprintf(out, "full install (production, from empty to Ready, plan included): median %s over %d installs (%s)\n", secs(bench.Median(walls)), len(runs), durations(walls))
 	fmt.Fprintln(out, "per plane, medians; times since the start of the run:")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "plane\tworkloads\tstarted\tslowest rollout ready\tplane ready\twaited beyond slowest rollout\t")
+	fmt.Fprintln(tw, "plane\tworkloads\tstarted\tslowest rollout serving\tplane ready (gate)\twaited beyond slowest rollout\tall Available\t")
 	for _, name := range order {
 		pr := planes[name]
 		slowest, beyond := "-", "-"
@@ -473,7 +474,7 @@ func printInstalls(out io.Writer, runs []*bench.Run) error {
 			slowest = secs(bench.Median(pr.slowest))
 			beyond = fmt.Sprintf("%.1fms (max %.1fms)", ms(bench.Median(pr.beyond)), ms(maxOf(pr.beyond)))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, pr.workloads, secs(bench.Median(pr.started)), slowest, secs(bench.Median(pr.ready)), beyond)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, pr.workloads, secs(bench.Median(pr.started)), slowest, secs(bench.Median(pr.ready)), beyond, secs(bench.Median(pr.available)))
 	}
 	return tw.Flush()
 }

@@ -97,8 +97,12 @@ type PlaneTiming struct {
 	// Workloads is the number of Deployments and StatefulSets the plane waited for.
 	Workloads int
 	// SlowestRollout is when the last of the plane's workloads was seen ready (zero
-	// without workloads).
+	// without workloads): serving, the gate of the next plane.
 	SlowestRollout time.Duration
+	// Available is when the last of the plane's workloads was seen Available in the
+	// health check after all planes (minReadySeconds); Ready when none was waited for
+	// there.
+	Available time.Duration
 }
 
 // Beyond is the time the plane was still waited for after its slowest rollout.
@@ -126,6 +130,13 @@ func (r *Run) Planes() ([]PlaneTiming, error) {
 			if !ok {
 				return nil, fmt.Errorf("event %s of plane %s before the plane started", e.Type, e.Plane)
 			}
+			if out[i].Ready != 0 {
+				// The health check after all planes: Available.
+				if e.Ready {
+					out[i].Available = max(out[i].Available, e.At)
+				}
+				continue
+			}
 			workloads[e.Plane][e.Object] = true
 			if e.Ready {
 				out[i].SlowestRollout = max(out[i].SlowestRollout, e.At)
@@ -136,6 +147,7 @@ func (r *Run) Planes() ([]PlaneTiming, error) {
 				return nil, fmt.Errorf("plane %s ready before it started", e.Plane)
 			}
 			out[i].Ready = e.At
+			out[i].Available = e.At
 			out[i].Workloads = len(workloads[e.Plane])
 		}
 	}
