@@ -438,7 +438,7 @@ func printInstalls(out io.Writer, runs []*bench.Run) error {
 	walls := make([]time.Duration, len(runs))
 	type planeRuns struct {
 		started, ready, slowest, beyond, available []time.Duration
-		workloads                       int
+		workloads                                  int
 	}
 	var order []string
 	planes := map[string]*planeRuns{}
