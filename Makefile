@@ -9,7 +9,7 @@ BIN_DIR := $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.Version=$(VERSION)
 
-.PHONY: all build install dist generate verify-generate test unit-test faults bench demo fmt vet clean
+.PHONY: all build install dist generate verify-generate test unit-test faults bench bench-helm demo fmt vet clean
 
 all: build
 
@@ -54,6 +54,11 @@ faults:
 ## bench: benchmarks with figures (render, plan, apply) against the local control plane
 bench:
 	hack/test.sh bench
+
+## bench-helm: install, no-op, a log-level change and teardown of the production example
+## beside Helm 4 (built from the Go module proxy by hack/bench/helm.sh), whole processes
+bench-helm:
+	hack/test.sh helm
 
 ## demo: start a local control plane and apply the example platform to it
 demo:

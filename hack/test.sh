@@ -8,6 +8,8 @@
 #   hack/test.sh bench    go test -run '^$' -bench . -benchmem ./..., then
 #                         go run ./hack/bench: plan and apply vs kubectl side by side,
 #                         medians and ratios in one run (flags: ONTO_BENCH_FLAGS)
+#   hack/test.sh helm     go run ./hack/bench -helm: install, no-op, a config change
+#                         and teardown beside Helm 4 (built by hack/bench/helm.sh)
 #
 # Environment:
 #   ONTO_TEST_KUBECONFIG  if set, use that running cluster and start none
@@ -86,14 +88,23 @@ main() {
     bench_flags=(${ONTO_BENCH_FLAGS:-})
     go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" "${bench_flags[@]}" || rc=$?
     ;;
+  helm)
+    rc=0
+    helm_bin=$(hack/bench/helm.sh)
+    # shellcheck disable=SC2206 # word splitting of the flags is intended
+    bench_flags=(${ONTO_BENCH_FLAGS:-})
+    go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" -helm "$helm_bin" "${bench_flags[@]}" || rc=$?
+    ;;
   faults)
     # Serial (-p 1, no t.Parallel in them): a restarted API server or etcd disturbs
     # every test running beside it.
     rc=0
-    go test -count=1 -timeout 30m -tags faults -p 1 "${extra[@]}" ./test/faults/... || rc=$?
+    # 120m: the kill-at-every-event tests install, change and upgrade a platform once
+    # per event of the run they kill.
+    go test -count=1 -timeout 120m -tags faults -p 1 "${extra[@]}" ./test/faults/... || rc=$?
     ;;
   *)
-    log "unknown mode $mode (want: test, bench or faults)"
+    log "unknown mode $mode (want: test, bench, helm or faults)"
     exit 2
     ;;
   esac

@@ -60,6 +60,10 @@ type config struct {
 	watchTenants int
 	watchRepairs int
 	tenantFile   string
+	// helm, when set, is the Helm 4 binary to measure beside: only that comparison runs.
+	helm        string
+	helmRounds  int
+	helmChanges int
 }
 
 func main() {
@@ -75,6 +79,9 @@ func main() {
 	flag.IntVar(&c.watchTenants, "watch-tenants", -1, "measure only `kubectl-onto watch` over this many tenant platforms (cold start, RSS and heap, requests per idle pass, drift repair latency); 0 watches an empty namespace")
 	flag.IntVar(&c.watchRepairs, "watch-repairs", 9, "drift repairs timed with -watch-tenants")
 	flag.StringVar(&c.tenantFile, "tenant", "examples/tenant.yaml", "platform file of each tenant for -watch-tenants")
+	flag.StringVar(&c.helm, "helm", "", "measure only the comparison with this Helm 4 binary (`make bench-helm` builds one): install, no-op, log-level change and teardown")
+	flag.IntVar(&c.helmRounds, "helm-rounds", 3, "rounds of the Helm comparison (an install, a no-op, the changes and a teardown each)")
+	flag.IntVar(&c.helmChanges, "helm-changes", 2, "log-level changes per round of the Helm comparison")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -142,6 +149,9 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 
 	if c.watchTenants >= 0 {
 		return measureWatch(ctx, out, cl, tmp, c.kubeconfig, c.tenantFile, c.watchTenants, c.watchRepairs, func(ns string) { namespaces = append(namespaces, ns) })
+	}
+	if c.helm != "" {
+		return measureHelm(ctx, out, cl, tmp, c.helm, c.kubeconfig, c.example, c.helmRounds, c.helmChanges, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.doctorOnly {
 		ns := bench.NamespaceName("bench")

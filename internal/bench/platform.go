@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -192,6 +193,15 @@ func (c *Cluster) DeleteNamespace(ctx context.Context, name string, timeout time
 	})
 	if err != nil {
 		return fmt.Errorf("wait for namespace %s to go: %w", name, err)
+	}
+	return nil
+}
+
+// CreateNamespace creates namespace name, labelled as the bench's own.
+func (c *Cluster) CreateNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{NamespaceLabel: "true"}}}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", name, err)
 	}
 	return nil
 }

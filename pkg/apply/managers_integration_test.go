@@ -140,9 +140,11 @@ func TestOtherFieldManagers(t *testing.T) {
 		t.Fatalf("plan after apply --force-conflicts has changes: %+v", p.Summary)
 	}
 	for name, check := range map[string]func(d *appsv1.Deployment) bool{
-		"gateway":          func(d *appsv1.Deployment) bool { return *d.Spec.Replicas == 1 },
-		"nessie":           func(d *appsv1.Deployment) bool { return *d.Spec.Replicas == 1 },
-		"data-service":     func(d *appsv1.Deployment) bool { return d.Spec.Template.Spec.Containers[0].Image == ds.Spec.Template.Spec.Containers[0].Image },
+		"gateway": func(d *appsv1.Deployment) bool { return *d.Spec.Replicas == 1 },
+		"nessie":  func(d *appsv1.Deployment) bool { return *d.Spec.Replicas == 1 },
+		"data-service": func(d *appsv1.Deployment) bool {
+			return d.Spec.Template.Spec.Containers[0].Image == ds.Spec.Template.Spec.Containers[0].Image
+		},
 		"ontology-service": func(d *appsv1.Deployment) bool { return *d.Spec.RevisionHistoryLimit == 5 },
 	} {
 		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
