@@ -59,7 +59,9 @@ func (g *GlobalOptions) loadPlatforms(files FileFlags) ([]platform.Loaded, error
 	if err != nil {
 		return nil, err
 	}
-	for _, lp := range loaded {
+	render := g.renderer()
+	for i, lp := range loaded {
+		loaded[i].Renderer = render
 		for _, w := range spec.Warnings(lp.Platform) {
 			fmt.Fprintf(g.ErrOut, "Warning: OntoPlatform %s/%s: %s: %s\n", lp.Platform.Namespace, lp.Platform.Name, w.Field, w.Message)
 		}

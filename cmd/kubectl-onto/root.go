@@ -23,10 +23,13 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/manifests"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
+	"github.com/coomia-dip/kubectl-onto/pkg/rendercache"
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
@@ -71,6 +74,24 @@ func (g *GlobalOptions) Validator() (*spec.Validator, error) {
 		g.validator, g.validatorErr = spec.NewValidator(catalog)
 	})
 	return g.validator, g.validatorErr
+}
+
+// RenderCacheEnv turns the render cache off when set to "off".
+const RenderCacheEnv = "KUBECTL_ONTO_RENDER_CACHE"
+
+// renderer is how this process renders a platform read from a file: through the render
+// cache under kubectl's --cache-dir (onto-render/), so a run on an unchanged platform
+// skips the kustomize builds; nil (render.Render) when KUBECTL_ONTO_RENDER_CACHE=off
+// or the cache cannot be set up.
+func (g *GlobalOptions) renderer() func(*v1alpha1.OntoPlatform, render.Options) ([]render.Plane, error) {
+	if g.getenv(RenderCacheEnv) == "off" || g.ConfigFlags.CacheDir == nil || *g.ConfigFlags.CacheDir == "" {
+		return nil
+	}
+	c, err := rendercache.New(filepath.Join(*g.ConfigFlags.CacheDir, "onto-render"))
+	if err != nil {
+		return nil
+	}
+	return c.Render
 }
 
 // Terminal returns the output styles for out.

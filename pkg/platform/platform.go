@@ -56,6 +56,9 @@ type Loaded struct {
 	// Source is the file and document the platform was read from, to place at their
 	// lines the issues CheckTransition finds; zero for a platform not read from a file.
 	Source spec.Source
+	// Renderer renders the platform: render.Render when nil, or the same through a
+	// cache (pkg/rendercache).
+	Renderer func(*v1alpha1.OntoPlatform, render.Options) ([]render.Plane, error)
 }
 
 // CheckTransition refuses, before any write, a spec the live platform cannot become
@@ -217,7 +220,11 @@ func ReadPatchFiles(paths []string) ([]render.Patch, error) {
 // Render renders the platform with its release and patches.
 func (lp Loaded) Render() ([]render.Plane, error) {
 	// render's errors name the platform already.
-	return render.Render(lp.Platform, render.Options{Release: lp.Release, Patches: lp.Patches, MemoryLimits: lp.memoryLimits()})
+	opts := render.Options{Release: lp.Release, Patches: lp.Patches, MemoryLimits: lp.memoryLimits()}
+	if lp.Renderer != nil {
+		return lp.Renderer(lp.Platform, opts)
+	}
+	return render.Render(lp.Platform, opts)
 }
 
 // Desired is everything applying the platform writes.
