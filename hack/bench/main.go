@@ -339,6 +339,8 @@ func logf(format string, args ...any) {
 // comparison holds the side-by-side runs.
 type comparison struct {
 	plan, diff, noop, apply []time.Duration
+	// planUncached is plan with KUBECTL_ONTO_RENDER_CACHE=off.
+	planUncached []time.Duration
 	// Requests of one run each, counted in a run of their own (-v 6 slows a run).
 	planReq, noopReq, diffReq, applyReq bench.Counts
 	diffDiffers                         bool
@@ -364,6 +366,11 @@ func compare(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig, file, 
 		if err != nil {
 			return nil, fmt.Errorf("plan of the installed platform: %w", err)
 		}
+		// The same plan without the render cache: a file just edited renders.
+		pc, err := bench.TimePluginEnv(ctx, []string{"KUBECTL_ONTO_RENDER_CACHE=off"}, bin, kubeconfig, planArgs...)
+		if err != nil {
+			return nil, fmt.Errorf("plan of the installed platform, render cache off: %w", err)
+		}
 		kd, err := kubectl.Diff(ctx, manifest, false)
 		if err != nil {
 			return nil, err
@@ -380,6 +387,7 @@ func compare(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig, file, 
 			continue
 		}
 		c.plan, c.diff, c.noop, c.apply = append(c.plan, p), append(c.diff, kd.Wall), append(c.noop, noop), append(c.apply, ka.Wall)
+		c.planUncached = append(c.planUncached, pc)
 		c.diffDiffers = c.diffDiffers || kd.Differs
 	}
 	logf("count requests (-v 6 / -v=6)")
@@ -413,11 +421,14 @@ func compare(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig, file, 
 func (c *comparison) print(out io.Writer) {
 	mp, md, mn, ma := bench.Median(c.plan), bench.Median(c.diff), bench.Median(c.noop), bench.Median(c.apply)
 	fmt.Fprintf(out, "plan (production, unchanged): median %s  kubectl diff --server-side: median %s  ratio %.2f\n", secs(mp), secs(md), bench.Ratio(mp, md))
+	mu := bench.Median(c.planUncached)
+	fmt.Fprintf(out, "  plan, render cache off:     median %s  ratio %.2f (a file just edited)\n", secs(mu), bench.Ratio(mu, md))
 	fmt.Fprintf(out, "no-op apply (production):     median %s  kubectl apply --server-side: median %s  ratio %.2f\n", secs(mn), secs(ma), bench.Ratio(mn, ma))
 	if c.diffDiffers {
 		fmt.Fprintln(out, "  (kubectl diff reported differences on the unchanged platform)")
 	}
 	fmt.Fprintln(out, "  runs, plan:        ", durations(c.plan))
+	fmt.Fprintln(out, "  runs, plan, no cache:", durations(c.planUncached))
 	fmt.Fprintln(out, "  runs, kubectl diff:", durations(c.diff))
 	fmt.Fprintln(out, "  runs, no-op apply: ", durations(c.noop))
 	fmt.Fprintln(out, "  runs, kubectl apply:", durations(c.apply))

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -51,8 +52,17 @@ func RunPluginExit(ctx context.Context, bin, kubeconfig string, maxExit int, arg
 // -o json: the logging of each request slows a run down) and returns its wall time,
 // process start to exit; a non-zero exit is an error with the end of its output.
 func TimePlugin(ctx context.Context, bin, kubeconfig string, args ...string) (time.Duration, error) {
+	return TimePluginEnv(ctx, nil, bin, kubeconfig, args...)
+}
+
+// TimePluginEnv is TimePlugin with env added to the environment (NAME=value), such as
+// KUBECTL_ONTO_RENDER_CACHE=off for a run that renders as if the file were new.
+func TimePluginEnv(ctx context.Context, env []string, bin, kubeconfig string, args ...string) (time.Duration, error) {
 	args = append(args, "--kubeconfig", kubeconfig)
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()

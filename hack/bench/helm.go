@@ -1,0 +1,233 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/coomia-dip/kubectl-onto/internal/bench"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+)
+
+// helmRelease is the release name of the chart measured beside the platform.
+const helmRelease = "onto"
+
+// helmComparison is the wall times of each step, ours and Helm's, in run order.
+type helmComparison struct {
+	steps []string
+	onto  map[string][]time.Duration
+	helm  map[string][]time.Duration
+}
+
+func (h *helmComparison) add(step string, onto, helm time.Duration) {
+	if h.onto[step] == nil {
+		h.steps = append(h.steps, step)
+	}
+	h.onto[step] = append(h.onto[step], onto)
+	h.helm[step] = append(h.helm[step], helm)
+}
+
+// measureHelm times kubectl-onto beside Helm 4 on the same rendered objects, whole
+// processes, interleaved (ours, then Helm's, each on a namespace of its own):
+//
+//   - install from empty to Ready: `kubectl-onto apply -f` vs `helm install --wait`
+//     of a chart holding every object the platform renders;
+//   - no-op: the same apply again vs `helm upgrade --wait` of the same chart;
+//   - a log-level change, which rolls every workload: apply of the changed file vs
+//     `helm upgrade --wait` of the chart rendered from it;
+//   - teardown: `kubectl-onto uninstall` (the volumes kept) vs `helm uninstall --wait`.
+//
+// Helm's namespace is made before its install (a release lives in it), ours by the
+// install. Both keep the PersistentVolumeClaims; the namespaces go afterwards, untimed.
+func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, helmPath, kubeconfig, example string, rounds, changes int, track func(ns string)) error {
+	bin, err := buildPlugin(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	version, err := exec.CommandContext(ctx, helmPath, "version", "--short").Output()
+	if err != nil {
+		return fmt.Errorf("%s version: %w", helmPath, err)
+	}
+	h := &helmComparison{onto: map[string][]time.Duration{}, helm: map[string][]time.Duration{}}
+	objects := 0
+	for round := range rounds {
+		logf("helm comparison, round %d/%d", round+1, rounds)
+		nsOnto, nsHelm := bench.NamespaceName("bench"), bench.NamespaceName("helm")
+		track(nsOnto)
+		track(nsHelm)
+		file, err := moveToNamespace(tmp, example, nsOnto)
+		if err != nil {
+			return err
+		}
+		chartInfo, err := writeChart(tmp, example, nsHelm, "INFO")
+		if err != nil {
+			return err
+		}
+		chartDebug, err := writeChart(tmp, example, nsHelm, "DEBUG")
+		if err != nil {
+			return err
+		}
+		objects = chartInfo.objects
+		if err := cl.CreateNamespace(ctx, nsHelm); err != nil {
+			return err
+		}
+		helm := func(args ...string) (time.Duration, error) {
+			return timeHelm(ctx, helmPath, kubeconfig, nsHelm, args...)
+		}
+		onto := func(args ...string) (time.Duration, error) {
+			return bench.TimePlugin(ctx, bin, kubeconfig, args...)
+		}
+
+		o, err := onto("apply", "-f", file)
+		if err != nil {
+			return err
+		}
+		hl, err := helm("install", helmRelease, chartInfo.dir, "--wait", "--timeout", "15m")
+		if err != nil {
+			return err
+		}
+		h.add("install, empty to Ready", o, hl)
+
+		if o, err = onto("apply", "-f", file); err != nil {
+			return err
+		}
+		if hl, err = helm("upgrade", helmRelease, chartInfo.dir, "--wait", "--timeout", "15m"); err != nil {
+			return err
+		}
+		h.add("no-op", o, hl)
+
+		// Each change flips the log level; the last one leaves INFO on both sides.
+		for i := range changes {
+			level, chart := "DEBUG", chartDebug.dir
+			if i%2 == 1 {
+				level, chart = "INFO", chartInfo.dir
+			}
+			if err := setLogLevel(file, level); err != nil {
+				return err
+			}
+			if o, err = onto("apply", "-f", file); err != nil {
+				return err
+			}
+			if hl, err = helm("upgrade", helmRelease, chart, "--wait", "--timeout", "15m"); err != nil {
+				return err
+			}
+			h.add("log-level change (every workload rolls)", o, hl)
+		}
+
+		if o, err = onto("uninstall", "onto-production", "-n", nsOnto); err != nil {
+			return err
+		}
+		if hl, err = helm("uninstall", helmRelease, "--wait", "--timeout", "15m"); err != nil {
+			return err
+		}
+		h.add("teardown (volumes kept)", o, hl)
+		for _, ns := range []string{nsOnto, nsHelm} {
+			if err := cl.DeleteNamespace(ctx, ns, 3*time.Minute); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintf(out, "\nkubectl-onto vs %s, %s, against %s\n", strings.TrimSpace(string(version)), time.Now().Format(time.RFC3339), cl.Config.Host)
+	fmt.Fprintf(out, "production example, %d objects in the chart; whole processes, start to exit, interleaved (ours, then Helm's); medians over %d rounds\n", objects, rounds)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\truns\tkubectl-onto\thelm\tratio\tkubectl-onto runs\thelm runs\t")
+	for _, step := range h.steps {
+		mo, mh := bench.Median(h.onto[step]), bench.Median(h.helm[step])
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t\n", step, len(h.onto[step]), secs(mo), secs(mh), bench.Ratio(mo, mh), durations(h.onto[step]), durations(h.helm[step]))
+	}
+	return tw.Flush()
+}
+
+// timeHelm runs helm with args in namespace ns and returns its wall time, start to exit.
+func timeHelm(ctx context.Context, helmPath, kubeconfig, ns string, args ...string) (time.Duration, error) {
+	args = append(args, "--kubeconfig", kubeconfig, "--namespace", ns)
+	cmd := exec.CommandContext(ctx, helmPath, args...)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, output.String())
+	}
+	return wall, nil
+}
+
+// chart is a Helm chart written by writeChart.
+type chart struct {
+	dir     string
+	objects int
+}
+
+// writeChart writes a chart holding every object the example renders in namespace ns
+// at log level level: the plane objects as `kubectl-onto apply` writes them, but not
+// the Namespace (the release lives in it), the CRD or the OntoPlatform (Helm's release
+// is its own record of what it installed).
+func writeChart(tmp, example, ns, level string) (chart, error) {
+	dir := filepath.Join(tmp, "chart-"+ns+"-"+strings.ToLower(level))
+	file, err := moveToNamespace(tmp, example, ns)
+	if err != nil {
+		return chart{}, err
+	}
+	if err := setLogLevel(file, level); err != nil {
+		return chart{}, err
+	}
+	d, err := bench.Desired(file, ns)
+	if err != nil {
+		return chart{}, err
+	}
+	var buf bytes.Buffer
+	n := 0
+	for _, o := range d.Objects() {
+		if o.GetKind() == "Namespace" {
+			continue
+		}
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return chart{}, fmt.Errorf("marshal %s: %w", kube.Ref(o), err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(data)
+		n++
+	}
+	if bytes.Contains(buf.Bytes(), []byte("{{")) {
+		return chart{}, fmt.Errorf("the rendered objects hold %q, which Helm would read as a template", "{{")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		return chart{}, err
+	}
+	meta := "apiVersion: v2\nname: onto-bench\nversion: 0.1.0\ndescription: the objects of the production example, for timing beside kubectl-onto\n"
+	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(meta), 0o644); err != nil {
+		return chart{}, err
+	}
+	return chart{dir: dir, objects: n}, os.WriteFile(filepath.Join(dir, "templates", "objects.yaml"), buf.Bytes(), 0o644)
+}
+
+// setLogLevel sets spec.observability.logging.level in the platform file.
+func setLogLevel(file, level string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	re := regexp.MustCompile(`(?m)^(      level: ).*$`)
+	if !re.Match(data) {
+		return fmt.Errorf("%s has no logging level line", file)
+	}
+	return os.WriteFile(file, re.ReplaceAll(data, []byte("${1}"+level)), 0o644)
+}
