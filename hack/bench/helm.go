@@ -98,7 +98,7 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 		if err != nil {
 			return err
 		}
-		hl, err := helm("install", helmRelease, chartInfo.dir, "--wait", "--timeout", "15m")
+		hl, err := helm("install", helmRelease, chartInfo.dir, "--wait", "--wait-for-jobs", "--timeout", "15m")
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 		if o, err = onto("apply", "-f", file); err != nil {
 			return err
 		}
-		if hl, err = helm("upgrade", helmRelease, chartInfo.dir, "--wait", "--timeout", "15m"); err != nil {
+		if hl, err = helm("upgrade", helmRelease, chartInfo.dir, "--wait", "--wait-for-jobs", "--timeout", "15m"); err != nil {
 			return err
 		}
 		h.add("no-op", o, hl)
@@ -124,7 +124,7 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 			if o, err = onto("apply", "-f", file); err != nil {
 				return err
 			}
-			if hl, err = helm("upgrade", helmRelease, chart, "--wait", "--timeout", "15m"); err != nil {
+			if hl, err = helm("upgrade", helmRelease, chart, "--wait", "--wait-for-jobs", "--timeout", "15m"); err != nil {
 				return err
 			}
 			h.add("log-level change (every workload rolls)", o, hl)
@@ -155,8 +155,10 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 }
 
 // timeHelm runs helm with args in namespace ns and returns its wall time, start to exit.
+// Helm gets the client-side rate limits of kubectl-onto's clients (50 requests a
+// second, bursts of 100), so throttling does not decide the comparison.
 func timeHelm(ctx context.Context, helmPath, kubeconfig, ns string, args ...string) (time.Duration, error) {
-	args = append(args, "--kubeconfig", kubeconfig, "--namespace", ns)
+	args = append(args, "--kubeconfig", kubeconfig, "--namespace", ns, "--qps", "50", "--burst-limit", "100")
 	cmd := exec.CommandContext(ctx, helmPath, args...)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
