@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"context"
 	"fmt"
 	"io"
@@ -19,10 +20,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/coomia-dip/kubectl-onto/internal/bench"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
 // helmRelease is the release name of the chart measured beside the platform.
@@ -180,7 +183,8 @@ type chart struct {
 // writeChart writes a chart holding every object the example renders in namespace ns
 // at log level level: the plane objects as `kubectl-onto apply` writes them, but not
 // the Namespace (the release lives in it), the CRD or the OntoPlatform (Helm's release
-// is its own record of what it installed).
+// is its own record of what it installed), and with placeholder bytes in the TLS
+// Secrets kubectl-onto issues when it applies.
 func writeChart(tmp, example, ns, level string) (chart, error) {
 	dir := filepath.Join(tmp, "chart-"+ns+"-"+strings.ToLower(level))
 	file, err := moveToNamespace(tmp, example, ns)
@@ -199,6 +203,13 @@ func writeChart(tmp, example, ns, level string) (chart, error) {
 	for _, o := range d.Objects() {
 		if o.GetKind() == "Namespace" {
 			continue
+		}
+		if plan.IsCertificate(o) || plan.IsCertificateAuthority(o) {
+			// kubectl-onto issues these at apply time; the API server wants the keys of
+			// a kubernetes.io/tls Secret, whatever their bytes.
+			o = o.DeepCopy()
+			placeholder := base64.StdEncoding.EncodeToString([]byte("issued by kubectl-onto at apply time"))
+			_ = unstructured.SetNestedStringMap(o.Object, map[string]string{"tls.crt": placeholder, "tls.key": placeholder}, "data")
 		}
 		data, err := yaml.Marshal(o.Object)
 		if err != nil {

@@ -304,16 +304,19 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	platformRef := p.Platform.Namespace + "/" + p.Platform.Name
 
 	var applyErr error
+	// observed is what the health check read of the components when it found them all
+	// ready without waiting: the status records it as is, without reading it again.
+	var observed []v1alpha1.ComponentStatus
 	if !writes(p, opts) {
 		a.emit(Event{Type: EventNoChanges, Message: "no changes"})
-		applyErr = a.checkHealth(ctx, d, opts)
+		observed, applyErr = a.checkHealth(ctx, d, opts)
 	} else {
 		applyErr = a.applyAll(ctx, d, p, opts, done, res)
 		if applyErr == nil {
 			// Each plane was healthy when it was waited for; one may have degraded
 			// while later planes were waited for. "Healthy" is the whole platform at the
 			// end. What is only rolling (an autoscaler scaling) is waited for, not failed.
-			applyErr = a.checkHealth(ctx, d, opts)
+			observed, applyErr = a.checkHealth(ctx, d, opts)
 		}
 	}
 	applyErr = a.stopReason(ctx, applyErr)
@@ -326,7 +329,10 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	// not left looking Progressing. The lock is still held: release runs after this.
 	statusCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	st, err := a.recordStatus(statusCtx, d, p, opts, applyErr, false)
+	if applyErr != nil {
+		observed = nil
+	}
+	st, err := a.recordStatus(statusCtx, d, p, opts, applyErr, false, observed)
 	res.Status = st
 	if err != nil {
 		err = fmt.Errorf("record status of %s: %w", platformRef, err)
@@ -444,7 +450,7 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 		}
 		res.Applied++
 	}
-	if _, err := a.recordStatus(ctx, d, p, opts, nil, true); err != nil {
+	if _, err := a.recordStatus(ctx, d, p, opts, nil, true, nil); err != nil {
 		return err
 	}
 	if err := a.applyPlanes(ctx, d, p, opts, done, res); err != nil {
@@ -522,26 +528,31 @@ func (a *Applier) checkReady(ctx context.Context, d *plan.Desired, plane string)
 	return nil
 }
 
-// checkHealth is the no-change path: nothing to write, so wait, plane by plane, until
-// the platform's workloads are healthy, within the same timeouts as a writing run.
-func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options) error {
+// checkHealth waits, plane by plane, until the platform's workloads are healthy,
+// within the same timeouts as the planes' writes: the whole check of a run with
+// nothing to write, the last step of one that wrote. When every component was ready at
+// the first look it returns what it saw, so the status need not read it again.
+func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options) ([]v1alpha1.ComponentStatus, error) {
 	if opts.Reconcile {
-		return a.checkReady(ctx, d, "")
+		return nil, a.checkReady(ctx, d, "")
 	}
 	if !opts.Wait {
-		return nil
+		return nil, nil
 	}
 	// The usual case, a healthy platform, costs one read per workload: the planes
 	// whose components are all ready need no watch.
 	comps, err := health.ObserveComponents(ctx, a.Clients, d.Objects())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	notReady := map[string]bool{}
 	for _, c := range comps {
 		if !c.Ready {
 			notReady[c.Plane] = true
 		}
+	}
+	if len(notReady) == 0 {
+		return comps, nil
 	}
 	for _, pl := range d.Planes {
 		// A component not ready whose plane is unknown (no plane label) is waited for
@@ -551,10 +562,10 @@ func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options
 		}
 		if err := a.waitPlane(ctx, d, string(pl.Name), opts, nil, true); err != nil {
 			a.emit(Event{Type: EventPlaneFailed, Plane: string(pl.Name), Message: err.Error()})
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // stopReason turns the cancellation of a run that lost its lock into the reason,

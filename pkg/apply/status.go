@@ -34,8 +34,9 @@ const crdEstablishTimeout = time.Minute
 
 // recordStatus computes the OntoPlatform's status from the live workloads and writes it
 // when it differs from what is stored. starting marks the beginning of a run
-// (Progressing); applyErr is how the run ended.
-func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, applyErr error, starting bool) (*v1alpha1.OntoPlatformStatus, error) {
+// (Progressing); applyErr is how the run ended; observed, when not nil, is the
+// components as the run's last health check saw them, read instead of read again.
+func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, applyErr error, starting bool, observed []v1alpha1.ComponentStatus) (*v1alpha1.OntoPlatformStatus, error) {
 	ri, err := a.Clients.Resource(d.Platform)
 	if err != nil {
 		return nil, err
@@ -74,9 +75,11 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	}
 
 	// The workloads and their autoscalers: the same readiness rules as `status`.
-	comps, err := health.ObserveComponents(ctx, a.Clients, d.Objects())
-	if err != nil {
-		return nil, err
+	comps := observed
+	if comps == nil {
+		if comps, err = health.ObserveComponents(ctx, a.Clients, d.Objects()); err != nil {
+			return nil, err
+		}
 	}
 	next.Components = comps
 	ready, total := health.CountReady(comps)
