@@ -141,7 +141,9 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 		}
 		h.add("teardown (volumes kept)", o, hl)
 		for _, ns := range []string{nsOnto, nsHelm} {
-			if err := cl.DeleteNamespace(ctx, ns, 3*time.Minute); err != nil {
+			// 10 minutes: the kept claims go with the namespace, and the test cluster's
+			// pvc-protection controller was seen taking 3 minutes to release them.
+			if err := cl.DeleteNamespace(ctx, ns, 10*time.Minute); err != nil {
 				return err
 			}
 		}

@@ -72,13 +72,16 @@ func Check(obj *unstructured.Unstructured) Ready {
 	return Ready{Ready: res.Status == kstatus.CurrentStatus, Failed: res.Status == kstatus.FailedStatus, Message: res.Message}
 }
 
-// Serving is the readiness one plane needs of the plane before it: a workload's pods
-// all run its current spec and pass their readiness probes. It is Check, except that a
-// Deployment or StatefulSet whose every pod is updated and ready but not yet Available
-// (ready for minReadySeconds) counts as serving: minReadySeconds guards the rollout of
-// the workload itself, and waiting it out before each plane would pay it once per plane
-// in sequence. Apply gates the planes on Serving and waits for Check of them all once,
-// at the end. A StatefulSet held by a rollout partition is left to Check.
+// Serving is the readiness one plane needs of the plane before it: every workload
+// serves its current spec from at least one Ready pod. It is Check, except that a
+// Deployment or StatefulSet still rolling out (more pods to start or replace, new pods
+// not yet Available after minReadySeconds) counts as serving once one pod of its
+// current spec is Ready. What the next plane needs is the service answering with the
+// new spec; waiting for whole rollouts before each plane would put every plane's
+// rollout, minReadySeconds and ordered StatefulSet starts included, in sequence. Apply
+// gates the planes on Serving and waits for Check of them all, crash loops of the new
+// pods still failing the run, at the end. A StatefulSet held by a rollout partition
+// (an upgrade's canary step) and a workload scaled to zero are left to Check.
 func Serving(obj *unstructured.Unstructured) Ready {
 	r := Check(obj)
 	if r.Ready || r.Failed || !IsWorkload(obj) {
@@ -92,12 +95,16 @@ func Serving(obj *unstructured.Unstructured) Ready {
 	if !found {
 		want = 1
 	}
-	if nested("status", "observedGeneration") < obj.GetGeneration() ||
+	if want == 0 || nested("status", "observedGeneration") < obj.GetGeneration() ||
 		nested("spec", "updateStrategy", "rollingUpdate", "partition") > 0 {
 		return r
 	}
-	if nested("status", "replicas") == want && nested("status", "updatedReplicas") == want && nested("status", "readyReplicas") >= want {
-		return Ready{Ready: true, Message: "pods updated and ready; Available after minReadySeconds"}
+	// Neither status counts the Ready pods of the current spec; at least this many
+	// are, when every pod of an older spec is among the Ready ones.
+	updated := nested("status", "updatedReplicas")
+	older := nested("status", "replicas") - updated
+	if updated > 0 && nested("status", "readyReplicas")-older > 0 {
+		return Ready{Ready: true, Message: "serving the new spec; the rest of the rollout is waited for at the end"}
 	}
 	return r
 }

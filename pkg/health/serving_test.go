@@ -14,8 +14,9 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
 )
 
-// TestServing checks the gate between planes: pods updated and ready is enough, even
-// before minReadySeconds makes them Available, and nothing less is.
+// TestServing checks the gate between planes: one Ready pod of the current spec per
+// workload is enough, before the rollout ends and before minReadySeconds makes pods
+// Available, and nothing less is.
 func TestServing(t *testing.T) {
 	// notAvailable is w with every pod ready but none Available yet: minReadySeconds
 	// has not passed since they turned ready.
@@ -40,12 +41,18 @@ func TestServing(t *testing.T) {
 	}{
 		{"deployment rolled out and available", workload(health.KindDeployment, "api", 3, 3, ""), true},
 		{"deployment ready, not yet available", notAvailable(workload(health.KindDeployment, "api", 3, 3, "")), true},
-		{"deployment with a pod not ready", notAvailable(workload(health.KindDeployment, "api", 3, 2, "")), false},
-		{"deployment with an old pod left (surge)", set(notAvailable(workload(health.KindDeployment, "api", 3, 3, "")), 4, "status", "replicas"), false},
-		{"deployment with a pod of the old template", set(notAvailable(workload(health.KindDeployment, "api", 3, 3, "")), 2, "status", "updatedReplicas"), false},
+		{"deployment with one new pod ready of three", notAvailable(workload(health.KindDeployment, "api", 3, 1, "")), true},
+		{"deployment with no pod ready", notAvailable(workload(health.KindDeployment, "api", 3, 0, "")), false},
+		// Mid-rollout, maxSurge 1: one new pod beside three old ones, all four
+		// Ready, then the new one not yet.
+		{"deployment whose new pod is ready", set(set(set(notAvailable(workload(health.KindDeployment, "api", 3, 4, "")), 4, "status", "replicas"), 1, "status", "updatedReplicas"), 4, "status", "readyReplicas"), true},
+		{"deployment whose new pod is not ready yet", set(set(set(notAvailable(workload(health.KindDeployment, "api", 3, 3, "")), 4, "status", "replicas"), 1, "status", "updatedReplicas"), 3, "status", "readyReplicas"), false},
+		{"deployment with no pod of the new spec", set(notAvailable(workload(health.KindDeployment, "api", 3, 3, "")), 0, "status", "updatedReplicas"), false},
 		{"deployment whose new spec is not observed", set(notAvailable(workload(health.KindDeployment, "api", 3, 3, "")), 2, "metadata", "generation"), false},
+		{"deployment scaled to zero", notAvailable(workload(health.KindDeployment, "api", 0, 0, "")), health.Check(notAvailable(workload(health.KindDeployment, "api", 0, 0, ""))).Ready},
 		{"statefulset ready, not yet available", notAvailable(workload(health.KindStatefulSet, "postgres", 3, 3, "")), true},
-		{"statefulset with a pod not ready", notAvailable(workload(health.KindStatefulSet, "postgres", 3, 2, "")), false},
+		{"statefulset starting in order, pod 0 ready", notAvailable(set(set(workload(health.KindStatefulSet, "postgres", 3, 1, ""), 1, "status", "replicas"), 1, "status", "updatedReplicas")), true},
+		{"statefulset with no pod ready", notAvailable(workload(health.KindStatefulSet, "postgres", 3, 0, "")), false},
 		{"statefulset held by a partition", set(notAvailable(workload(health.KindStatefulSet, "postgres", 3, 3, "")), 2, "spec", "updateStrategy", "rollingUpdate", "partition"), health.Check(notAvailable(workload(health.KindStatefulSet, "postgres", 3, 3, ""))).Ready},
 	}
 	for _, c := range cases {
