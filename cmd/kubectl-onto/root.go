@@ -84,7 +84,7 @@ const RenderCacheEnv = "KUBECTL_ONTO_RENDER_CACHE"
 // skips the kustomize builds; nil (render.Render) when KUBECTL_ONTO_RENDER_CACHE=off
 // or the cache cannot be set up.
 func (g *GlobalOptions) renderer() func(*v1alpha1.OntoPlatform, render.Options) ([]render.Plane, error) {
-	if g.getenv(RenderCacheEnv) == "off" || g.ConfigFlags.CacheDir == nil || *g.ConfigFlags.CacheDir == "" {
+	if (g.getenv != nil && g.getenv(RenderCacheEnv) == "off") || g.ConfigFlags == nil || g.ConfigFlags.CacheDir == nil || *g.ConfigFlags.CacheDir == "" {
 		return nil
 	}
 	c, err := rendercache.New(filepath.Join(*g.ConfigFlags.CacheDir, "onto-render"))
