@@ -313,9 +313,10 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	} else {
 		applyErr = a.applyAll(ctx, d, p, opts, done, res)
 		if applyErr == nil {
-			// Each plane was healthy when it was waited for; one may have degraded
-			// while later planes were waited for. "Healthy" is the whole platform at the
-			// end. What is only rolling (an autoscaler scaling) is waited for, not failed.
+			// Each plane served its new spec when the next one started; here the
+			// rollouts finish and every workload turns Available, or one that degraded
+			// meanwhile fails the run. "Healthy" is the whole platform at the end. What
+			// is only rolling (an autoscaler scaling) is waited for, not failed.
 			observed, applyErr = a.checkHealth(ctx, d, opts)
 		}
 	}

@@ -51,8 +51,9 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 				return err
 			}
 		} else if opts.Wait {
-			// The next plane needs this one's pods serving; Available (minReadySeconds)
-			// is waited for once, for every plane, by the health check after the planes.
+			// The next plane needs this one serving its new spec (health.Serving); the
+			// rest of each rollout and Available (minReadySeconds) are waited for once,
+			// for every plane, by the health check after the planes.
 			if err := a.waitPlane(ctx, d, pl.Name, opts, health.Serving, false); err != nil {
 				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
 				return err
@@ -165,10 +166,10 @@ func isFieldManagerConflict(err error) bool {
 }
 
 // waitPlane waits, by watch, until the plane's workloads are ready by check (kstatus's
-// rules when nil) and its Jobs have completed, reporting pod problems as they appear. It stops early when a new pod
-// crash-loops, and explains from the pods why a workload is not ready when the plane
-// timeout passes. quiet leaves out the workloads that are ready from the start (a run
-// with nothing to write).
+// rules when nil) and its Jobs have completed, reporting pod problems as they appear.
+// It stops early when a new pod crash-loops, and explains from the pods why a workload
+// is not ready when the plane timeout passes. quiet leaves out the workloads that are
+// ready from the start (a run with nothing to write).
 func (a *Applier) waitPlane(ctx context.Context, d *plan.Desired, plane string, opts Options, check func(*unstructured.Unstructured) health.Ready, quiet bool) error {
 	var objs []*unstructured.Unstructured
 	for _, pl := range d.Planes {
