@@ -121,6 +121,7 @@ func killAtEveryEvent(t *testing.T, prepare killPoint) {
 		t.Fatalf("undisturbed run %v exited %d: %s", args, full.code, full.stderr)
 	}
 	points := len(full.events) - 1 // the last event is the end of the run
+	t.Logf("%v: %d events undisturbed, %d kill points", args, len(full.events), points)
 	converged := 0
 	for n := 1; n <= points; n++ {
 		ok := t.Run(fmt.Sprintf("%02d-%s", n, full.events[n-1].Type), func(t *testing.T) {
