@@ -133,7 +133,7 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 			h.add("log-level change (every workload rolls)", o, hl)
 		}
 
-		if o, err = onto("uninstall", "onto-production", "-n", nsOnto); err != nil {
+		if o, err = onto("uninstall", chartInfo.platform, "-n", nsOnto); err != nil {
 			return err
 		}
 		if hl, err = helm("uninstall", helmRelease, "--wait", "--timeout", "15m"); err != nil {
@@ -163,23 +163,15 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 // Helm gets the client-side rate limits of kubectl-onto's clients (50 requests a
 // second, bursts of 100), so throttling does not decide the comparison.
 func timeHelm(ctx context.Context, helmPath, kubeconfig, ns string, args ...string) (time.Duration, error) {
-	args = append(args, "--kubeconfig", kubeconfig, "--namespace", ns, "--qps", "50", "--burst-limit", "100")
-	cmd := exec.CommandContext(ctx, helmPath, args...)
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		return 0, fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, output.String())
-	}
-	return wall, nil
+	return bench.TimeCommand(ctx, nil, helmPath, append(args, "--kubeconfig", kubeconfig, "--namespace", ns, "--qps", "50", "--burst-limit", "100")...)
 }
 
 // chart is a Helm chart written by writeChart.
 type chart struct {
 	dir     string
 	objects int
+	// platform is the name of the OntoPlatform the objects were rendered from.
+	platform string
 }
 
 // writeChart writes a chart holding every object the example renders in namespace ns
@@ -231,7 +223,7 @@ func writeChart(tmp, example, ns, level string) (chart, error) {
 	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(meta), 0o644); err != nil {
 		return chart{}, err
 	}
-	return chart{dir: dir, objects: n}, os.WriteFile(filepath.Join(dir, "templates", "objects.yaml"), buf.Bytes(), 0o644)
+	return chart{dir: dir, objects: n, platform: d.Platform.GetName()}, os.WriteFile(filepath.Join(dir, "templates", "objects.yaml"), buf.Bytes(), 0o644)
 }
 
 // setLogLevel sets spec.observability.logging.level in the platform file.

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,8 +59,14 @@ func TimePlugin(ctx context.Context, bin, kubeconfig string, args ...string) (ti
 // TimePluginEnv is TimePlugin with env added to the environment (NAME=value), such as
 // KUBECTL_ONTO_RENDER_CACHE=off for a run that renders as if the file were new.
 func TimePluginEnv(ctx context.Context, env []string, bin, kubeconfig string, args ...string) (time.Duration, error) {
-	args = append(args, "--kubeconfig", kubeconfig)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	return TimeCommand(ctx, env, bin, append(args, "--kubeconfig", kubeconfig)...)
+}
+
+// TimeCommand runs path with args, env added to the environment, and returns its wall
+// time, process start to exit; a non-zero exit is an error with the end of its output.
+// It times a peer's command (helm) the same way as the plugin.
+func TimeCommand(ctx context.Context, env []string, path string, args ...string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, path, args...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
@@ -69,7 +76,7 @@ func TimePluginEnv(ctx context.Context, env []string, bin, kubeconfig string, ar
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("kubectl-onto %s: %w\n%s", strings.Join(args, " "), err, lastLines(out.String(), 15))
+		return 0, fmt.Errorf("%s %s: %w\n%s", filepath.Base(path), strings.Join(args, " "), err, lastLines(out.String(), 15))
 	}
 	return wall, nil
 }
