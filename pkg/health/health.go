@@ -81,7 +81,8 @@ func Check(obj *unstructured.Unstructured) Ready {
 // rollout, minReadySeconds and ordered StatefulSet starts included, in sequence. Apply
 // gates the planes on Serving and waits for Check of them all, crash loops of the new
 // pods still failing the run, at the end. A StatefulSet held by a rollout partition
-// (an upgrade's canary step) and a workload scaled to zero are left to Check.
+// (an upgrade's canary step) is left to Check, as is a workload scaled to zero (it has
+// no pod of its spec to serve from).
 func Serving(obj *unstructured.Unstructured) Ready {
 	r := Check(obj)
 	if r.Ready || r.Failed || !IsWorkload(obj) {
@@ -91,11 +92,7 @@ func Serving(obj *unstructured.Unstructured) Ready {
 		n, _, _ := unstructured.NestedInt64(obj.Object, fields...)
 		return n
 	}
-	want, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
-	if !found {
-		want = 1
-	}
-	if want == 0 || nested("status", "observedGeneration") < obj.GetGeneration() ||
+	if nested("status", "observedGeneration") < obj.GetGeneration() ||
 		nested("spec", "updateStrategy", "rollingUpdate", "partition") > 0 {
 		return r
 	}
