@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
@@ -119,6 +120,9 @@ func (c *Cache) key(p *v1alpha1.OntoPlatform, opts render.Options) (string, erro
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// tempPrefix names the files a store writes before renaming them into place.
+const tempPrefix = ".render-"
+
 func (c *Cache) path(key string) string { return filepath.Join(c.Dir, key+".json") }
 
 // load reads the render stored under key. apimachinery's JSON decoding gives integers
@@ -152,7 +156,7 @@ func (c *Cache) store(key string, planes []render.Plane) {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(c.Dir, ".render-*")
+	tmp, err := os.CreateTemp(c.Dir, tempPrefix+"*")
 	if err != nil {
 		return
 	}
@@ -165,7 +169,11 @@ func (c *Cache) store(key string, planes []render.Plane) {
 	c.prune()
 }
 
-// prune keeps the MaxEntries most recently written renders.
+// staleTemp is the age past which a temporary file is one a killed run left behind.
+const staleTemp = 10 * time.Minute
+
+// prune keeps the MaxEntries most recently written renders, and drops the temporary
+// files of stores that never finished (a run killed while writing).
 func (c *Cache) prune() {
 	max := c.MaxEntries
 	if max <= 0 {
@@ -181,6 +189,12 @@ func (c *Cache) prune() {
 	}
 	var files []file
 	for _, d := range dirents {
+		if strings.HasPrefix(d.Name(), tempPrefix) {
+			if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+				_ = os.Remove(filepath.Join(c.Dir, d.Name()))
+			}
+			continue
+		}
 		if d.IsDir() || !strings.HasSuffix(d.Name(), ".json") {
 			continue
 		}

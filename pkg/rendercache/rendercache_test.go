@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -179,5 +180,28 @@ func TestPrune(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(c.Dir, "*")); len(files) != 2 {
 		t.Errorf("cache holds %d files, want 2", len(files))
+	}
+
+	// A store killed before its rename leaves a temporary file: an old one goes at
+	// the next store, a fresh one (a store under way beside) stays.
+	old, fresh := filepath.Join(c.Dir, ".render-killed"), filepath.Join(c.Dir, ".render-writing")
+	for _, f := range []string{old, fresh} {
+		if err := os.WriteFile(f, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	q := p.DeepCopy()
+	q.Spec.Gateway.Replicas = ptr.To[int32](5)
+	if _, err := c.Render(q, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("the temporary file of a killed store is left (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temporary file was removed: %v", err)
 	}
 }
