@@ -72,6 +72,9 @@ func (g *GlobalOptions) Validator() (*spec.Validator, error) {
 			return
 		}
 		g.validator, g.validatorErr = spec.NewValidator(catalog)
+		if c := g.cache(); c != nil && g.validatorErr == nil {
+			g.validator.Memo = c
+		}
 	})
 	return g.validator, g.validatorErr
 }
@@ -79,11 +82,10 @@ func (g *GlobalOptions) Validator() (*spec.Validator, error) {
 // RenderCacheEnv turns the render cache off when set to "off".
 const RenderCacheEnv = "KUBECTL_ONTO_RENDER_CACHE"
 
-// renderer is how this process renders a platform read from a file: through the render
-// cache under kubectl's --cache-dir (onto-render/), so a run on an unchanged platform
-// skips the kustomize builds; nil (render.Render) when KUBECTL_ONTO_RENDER_CACHE=off
-// or the cache cannot be set up.
-func (g *GlobalOptions) renderer() func(*v1alpha1.OntoPlatform, render.Options) ([]render.Plane, error) {
+// cache is the render cache under kubectl's --cache-dir (onto-render/); nil when
+// KUBECTL_ONTO_RENDER_CACHE=off or it cannot be set up. It keeps renders and the
+// documents the validator found valid.
+func (g *GlobalOptions) cache() *rendercache.Cache {
 	if (g.getenv != nil && g.getenv(RenderCacheEnv) == "off") || g.ConfigFlags == nil || g.ConfigFlags.CacheDir == nil || *g.ConfigFlags.CacheDir == "" {
 		return nil
 	}
@@ -91,7 +93,17 @@ func (g *GlobalOptions) renderer() func(*v1alpha1.OntoPlatform, render.Options) 
 	if err != nil {
 		return nil
 	}
-	return c.Render
+	return c
+}
+
+// renderer is how this process renders a platform read from a file: through the
+// cache, so a run on an unchanged platform skips the kustomize builds; nil
+// (render.Render) without one.
+func (g *GlobalOptions) renderer() func(*v1alpha1.OntoPlatform, render.Options) ([]render.Plane, error) {
+	if c := g.cache(); c != nil {
+		return c.Render
+	}
+	return nil
 }
 
 // Terminal returns the output styles for out.

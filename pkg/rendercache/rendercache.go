@@ -34,9 +34,10 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 )
 
-// DefaultMaxEntries is how many renders a cache directory keeps (a production
-// platform's render is about 0.5 MB).
-const DefaultMaxEntries = 32
+// DefaultMaxEntries is how many files a cache directory keeps: enough for the render
+// and the validated document of each platform of a 100-tenant fleet, so a plan of all
+// of them hits (a production platform's render is about 0.5 MB, a tenant's less).
+const DefaultMaxEntries = 256
 
 // Cache is a directory of renders.
 type Cache struct {
@@ -120,6 +121,27 @@ func (c *Cache) key(p *v1alpha1.OntoPlatform, opts render.Options) (string, erro
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Get returns the bytes stored under key by Put in this build, for other results that
+// are a function of their inputs and this build (pkg/spec's validated documents): key
+// names the inputs, the file name hashes it with the build.
+func (c *Cache) Get(key string) ([]byte, bool) {
+	data, err := os.ReadFile(c.path(c.blobName(key)))
+	if err != nil || len(data) == 0 {
+		return nil, false
+	}
+	return data, true
+}
+
+// Put stores data under key, as store does a render; a failed store is a miss later.
+func (c *Cache) Put(key string, data []byte) {
+	c.write(c.blobName(key), data)
+}
+
+func (c *Cache) blobName(key string) string {
+	sum := sha256.Sum256([]byte("kubectl-onto cache blob v1\n" + c.Code + "\n" + key))
+	return hex.EncodeToString(sum[:])
+}
+
 // tempPrefix names the files a store writes before renaming them into place.
 const tempPrefix = ".render-"
 
@@ -153,6 +175,12 @@ func (c *Cache) store(key string, planes []render.Plane) {
 	if err != nil {
 		return
 	}
+	c.write(key, data)
+}
+
+// write stores data under key, whole or not at all (a temporary file renamed), then
+// prunes.
+func (c *Cache) write(key string, data []byte) {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return
 	}

@@ -205,3 +205,21 @@ func TestPrune(t *testing.T) {
 		t.Errorf("a fresh temporary file was removed: %v", err)
 	}
 }
+
+// TestBlobs: what Put stores under a key, Get returns in the same build and in no other;
+// an unknown key is a miss.
+func TestBlobs(t *testing.T) {
+	dir := t.TempDir()
+	c := &rendercache.Cache{Dir: dir, Code: "build 1"}
+	c.Put("document a", []byte(`{"a":1}`))
+	if got, ok := c.Get("document a"); !ok || string(got) != `{"a":1}` {
+		t.Fatalf("Get after Put = %q, %v; want the stored bytes", got, ok)
+	}
+	if got, ok := c.Get("document b"); ok {
+		t.Fatalf("Get of a key never stored = %q, want a miss", got)
+	}
+	other := &rendercache.Cache{Dir: dir, Code: "build 2"}
+	if got, ok := other.Get("document a"); ok {
+		t.Fatalf("another build's Get = %q, want a miss", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -26,23 +27,41 @@ import (
 // StdinName is the file name used in errors for input read from standard input.
 const StdinName = "<stdin>"
 
-// Validator loads and validates OntoPlatform documents offline. Building one compiles
-// the CRD's schema and CEL rules, which is costly, so build it once and reuse it. It
-// is safe for concurrent use: nothing in it changes after NewValidator.
+// Validator loads and validates OntoPlatform documents offline. Its first validation
+// compiles the CRD's schema and CEL rules, which is costly (most of the CPU time of a
+// plan whose render is cached), so build one and reuse it; a document its Memo
+// remembers as valid is not validated again, and then nothing is compiled. It is safe
+// for concurrent use once Memo is set.
 type Validator struct {
-	schema  *crdSchema
 	catalog *release.Catalog
+	// Memo, when set, remembers the documents this validator found valid, across
+	// processes (see Memo). Set it before the first use.
+	Memo Memo
+
+	schemaOnce sync.Once
+	// schema is built by the first validation (loadSchema); read it only after that.
+	schema    *crdSchema
+	schemaErr error
 }
 
-// NewValidator builds a validator from the CRD compiled into the binary. catalog is
+// NewValidator returns a validator of the CRD compiled into the binary. catalog is
 // the release catalog spec.version must belong to; nil skips that check (for callers
-// that only need the schema).
+// that only need the schema). The schema is built on first use; an error building
+// it is returned then.
 func NewValidator(catalog *release.Catalog) (*Validator, error) {
-	s, err := defaultCRDSchema()
-	if err != nil {
-		return nil, fmt.Errorf("build ontoplatform validator: %w", err)
-	}
-	return &Validator{schema: s, catalog: catalog}, nil
+	return &Validator{catalog: catalog}, nil
+}
+
+// loadSchema builds the CRD's schema and CEL rules once; every entry point that
+// reads v.schema calls it first.
+func (v *Validator) loadSchema() error {
+	v.schemaOnce.Do(func() {
+		v.schema, v.schemaErr = defaultCRDSchema()
+		if v.schemaErr != nil {
+			v.schemaErr = fmt.Errorf("build ontoplatform validator: %w", v.schemaErr)
+		}
+	})
+	return v.schemaErr
 }
 
 // Load decodes, defaults and validates every document of data, a YAML stream or JSON;
@@ -123,6 +142,9 @@ func (v *Validator) LoadFileSources(path string, stdin io.Reader) ([]*v1alpha1.O
 func (v *Validator) Validate(p *v1alpha1.OntoPlatform) error {
 	if p == nil {
 		return fmt.Errorf("validate ontoplatform: nil object")
+	}
+	if err := v.loadSchema(); err != nil {
+		return err
 	}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
 	if err != nil {

@@ -95,6 +95,14 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 	if !v.checkKind(obj, c) {
 		return nil, c
 	}
+	memoKey := v.memoKey(d.data)
+	if p := v.recall(memoKey); p != nil {
+		return p, c
+	}
+	if err := v.loadSchema(); err != nil {
+		c.add(field.InternalError(nil, err))
+		return nil, c
+	}
 	// The API server prunes unknown fields while decoding and, with field validation
 	// Strict (kubectl's default), rejects the request naming each of them.
 	if _, _, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true}); err != nil {
@@ -115,6 +123,7 @@ func (v *Validator) loadDocument(d document, index int) (*v1alpha1.OntoPlatform,
 	if len(c.issues) > 0 {
 		return nil, c
 	}
+	v.remember(memoKey, p)
 	return p, c
 }
 
