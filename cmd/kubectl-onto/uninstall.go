@@ -42,11 +42,12 @@ func NewCmdUninstall(g *GlobalOptions) *cobra.Command {
 		Use:   "uninstall [NAME]",
 		Short: "Delete a platform, plane by plane in reverse order, keeping its data",
 		Long: `Uninstall deletes the objects of the platform's inventory (those labelled
-applyset.kubernetes.io/part-of with its id, never anything else) plane by plane in
-reverse install order: observability, gateway, intelligence, data, control,
-infrastructure, tenancy. It waits until each plane's objects and their pods are gone
-before the next, then deletes the OntoPlatform itself. It holds the same lock as
-apply, so it never runs beside an apply. The OntoPlatform CRD stays.
+applyset.kubernetes.io/part-of with its id, never anything else) in reverse install
+order: first the service planes together (observability, gateway, intelligence, data,
+control: none waits for another to stop), then infrastructure once they are gone, then
+tenancy. Each stage waits until its objects and their pods are gone before the next,
+then the OntoPlatform itself goes. It holds the same lock as apply, so it never runs
+beside an apply. The OntoPlatform CRD stays.
 
 PersistentVolumeClaims, generated Secrets (database passwords, MinIO keys) and the
 namespace are kept, so a later apply finds the data and credentials again.

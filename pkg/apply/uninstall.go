@@ -8,6 +8,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -92,22 +93,22 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	for _, k := range p.Kept {
 		a.emit(Event{Type: EventObjectKept, Object: k.Object.String(), Message: k.Reason})
 	}
-	for _, step := range p.Steps {
-		if step.Plane == plan.PlatformPlane && writing {
+	for _, stage := range p.Stages() {
+		// The OntoPlatform and the namespace are stages of their own.
+		if stage[0].Plane == plan.PlatformPlane && writing {
 			// Without a reconciler to remove it, the watch's finalizer would keep
 			// the OntoPlatform Terminating for ever: this run did its work.
 			if err := a.RemoveFinalizer(ctx, p.Platform.Namespace, p.Platform.Name); err != nil {
 				return res, err
 			}
 		}
-		stepCtx := ctx
-		if step.Plane == namespaceStep && writing {
+		stageCtx := ctx
+		if stage[0].Plane == namespaceStep && writing {
 			// The OntoPlatform is gone: nothing is left for another run to race.
 			releaseLock()
-			stepCtx = unlocked
+			stageCtx = unlocked
 		}
-		if err := a.deleteStep(stepCtx, p, step, opts, res); err != nil {
-			a.emit(Event{Type: EventPlaneFailed, Plane: step.Plane, Message: err.Error()})
+		if err := a.deleteStage(stageCtx, p, stage, opts, res); err != nil {
 			return res, err
 		}
 	}
@@ -169,8 +170,34 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 	return nil
 }
 
-// deleteStep deletes one step's objects, then waits until they are gone.
-func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions, res *UninstallResult) error {
+// deleteStage deletes the steps of one stage at once and returns when all their
+// objects are gone, or at the first failure, which cancels the others; each step
+// reports its own plane's start, deletion and failure.
+func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult) error {
+	deleted := make([]int, len(stage))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, step := range stage {
+		g.Go(func() error {
+			n, err := a.deleteStep(gctx, p, step, opts)
+			deleted[i] = n
+			// A step cancelled because another of the stage failed did not fail itself.
+			cancelledBySibling := ctx.Err() == nil && gctx.Err() != nil && errors.Is(err, context.Canceled)
+			if err != nil && !cancelledBySibling {
+				a.emit(Event{Type: EventPlaneFailed, Plane: step.Plane, Message: err.Error()})
+			}
+			return err
+		})
+	}
+	err := g.Wait()
+	for _, n := range deleted {
+		res.Deleted += n
+	}
+	return err
+}
+
+// deleteStep deletes one step's objects, then waits until they are gone; it returns
+// how many deletes were accepted.
+func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions) (int, error) {
 	a.emit(Event{Type: EventPlaneStarted, Plane: step.Plane, Message: fmt.Sprintf("%d to delete", len(step.Objects))})
 	var objs []*unstructured.Unstructured
 	for _, ref := range step.Objects {
@@ -188,11 +215,10 @@ func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step Uninsta
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return err
+		return 0, err
 	}
-	res.Deleted += len(objs)
 	if opts.DryRun == DryRunServer {
-		return nil
+		return len(objs), nil
 	}
 	timeout := opts.PlaneTimeout
 	if timeout <= 0 {
@@ -202,12 +228,12 @@ func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step Uninsta
 	defer cancel()
 	if err := a.waitGone(wctx, objs); err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return len(objs), ctx.Err()
 		}
-		return &ApplyError{Plane: step.Plane, Err: fmt.Errorf("not gone after %s: %w", timeout, err)}
+		return len(objs), &ApplyError{Plane: step.Plane, Err: fmt.Errorf("not gone after %s: %w", timeout, err)}
 	}
 	a.emit(Event{Type: EventPlaneDeleted, Plane: step.Plane})
-	return nil
+	return len(objs), nil
 }
 
 // deleteOne deletes obj in the foreground, on condition that it is still the object

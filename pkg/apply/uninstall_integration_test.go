@@ -144,30 +144,49 @@ func (f *uninstallFixture) platformGone(t *testing.T) {
 	}
 }
 
-// planeOrder checks that the events delete plane by plane in reverse install order,
-// each plane starting only after the previous one is gone, and returns the planes in
-// the order their objects were deleted.
-func planeOrder(t *testing.T, events []apply.Event) []string {
+// checkStages checks that the plan deletes in the stages want (planes of one stage
+// together) and that the events keep to them: no object of a stage is deleted before
+// every plane of the stage before it is gone, and every plane is deleted.
+func checkStages(t *testing.T, p *apply.UninstallPlan, events []apply.Event, want [][]string) {
 	t.Helper()
-	var order []string
-	gone := map[string]bool{}
+	var got [][]string
+	for _, stage := range p.Stages() {
+		var planes []string
+		for _, s := range stage {
+			planes = append(planes, s.Plane)
+		}
+		got = append(got, planes)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("plan stages %v, want %v", got, want)
+	}
+	stageOf := map[string]int{}
+	for i, planes := range want {
+		for _, plane := range planes {
+			stageOf[plane] = i
+		}
+	}
+	gone, deleted := map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		switch e.Type {
 		case apply.EventObjectDeleted:
-			if len(order) == 0 || order[len(order)-1] != e.Plane {
-				if slices.Contains(order, e.Plane) {
-					t.Errorf("plane %s deleted in two runs: %v", e.Plane, order)
+			deleted[e.Plane] = true
+			if k := stageOf[e.Plane]; k > 0 {
+				for _, before := range want[k-1] {
+					if !gone[before] {
+						t.Errorf("%s of plane %s deleted before plane %s was gone", e.Object, e.Plane, before)
+					}
 				}
-				if len(order) > 0 && !gone[order[len(order)-1]] {
-					t.Errorf("plane %s started before plane %s was gone", e.Plane, order[len(order)-1])
-				}
-				order = append(order, e.Plane)
 			}
 		case apply.EventPlaneDeleted:
 			gone[e.Plane] = true
 		}
 	}
-	return order
+	for plane := range stageOf {
+		if !deleted[plane] || !gone[plane] {
+			t.Errorf("plane %s: deleted %v, gone %v; want both", plane, deleted[plane], gone[plane])
+		}
+	}
 }
 
 func TestUninstallReverseOrderKeepsData(t *testing.T) {
@@ -196,11 +215,7 @@ func TestUninstallReverseOrderKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatalf("uninstall: %v", err)
 	}
-	order := planeOrder(t, events)
-	want := []string{"gateway", "intelligence", "data", "control", "infrastructure", "tenancy", plan.PlatformPlane}
-	if !slices.Equal(order, want) {
-		t.Errorf("deletion order %v, want %v", order, want)
-	}
+	checkStages(t, res.Plan, events, [][]string{{"gateway", "intelligence", "data", "control"}, {"infrastructure"}, {"tenancy"}, {plan.PlatformPlane}})
 
 	// Only the generated Secrets stay of the inventory; the kept namespace leaves it, so
 	// a later platform there is no conflict with a parent that is gone.
@@ -264,18 +279,15 @@ func TestUninstallDeleteData(t *testing.T) {
 			if len(f.pvcs(t)) == 0 {
 				t.Fatal("the installed platform has no PersistentVolumeClaims")
 			}
-			_, events, err := f.uninstall(t, apply.UninstallOptions{DeleteData: true})
+			res, events, err := f.uninstall(t, apply.UninstallOptions{DeleteData: true})
 			if err != nil {
 				t.Fatalf("uninstall --delete-data: %v", err)
 			}
-			order := planeOrder(t, events)
-			want := []string{"gateway", "intelligence", "data", "control", "infrastructure", "tenancy", apply.DataStep, plan.PlatformPlane}
+			want := [][]string{{"gateway", "intelligence", "data", "control"}, {"infrastructure"}, {"tenancy"}, {apply.DataStep}, {plan.PlatformPlane}}
 			if tc.namespaceGone {
-				want = append(want, "namespace")
+				want = append(want, []string{"namespace"})
 			}
-			if !slices.Equal(order, want) {
-				t.Errorf("deletion order %v, want %v", order, want)
-			}
+			checkStages(t, res.Plan, events, want)
 			if got := f.pvcs(t); len(got) != 0 {
 				t.Errorf("%d PersistentVolumeClaims left after --delete-data", len(got))
 			}

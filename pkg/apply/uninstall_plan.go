@@ -85,6 +85,7 @@ type UninstallPlan struct {
 	DeleteData  bool           `json:"deleteData"`
 	// Steps in deletion order: platform planes in reverse install order, then the
 	// platform's data (with DeleteData), then the OntoPlatform, then the namespace.
+	// Steps of the same Stage are deleted together (the service planes).
 	Steps []UninstallStep `json:"steps"`
 	// Kept lists what stays, and why.
 	Kept []KeptObject `json:"kept,omitempty"`
@@ -92,11 +93,29 @@ type UninstallPlan struct {
 	live map[plan.ObjectRef]*unstructured.Unstructured
 }
 
-// UninstallStep is a group of objects deleted together; the next step starts when
-// they are all gone.
+// UninstallStep is one plane's objects. Steps of one stage are deleted together; the
+// next stage starts when every object of the stage is gone.
 type UninstallStep struct {
-	Plane   string           `json:"plane"`
+	Plane string `json:"plane"`
+	// Stage numbers the steps' order from 1: the service planes (every plane after
+	// infrastructure, and objects of no plane) share one, as nothing of theirs waits
+	// for another's to stop; infrastructure goes once they are gone, then tenancy,
+	// the data, the OntoPlatform and the namespace, each a stage of its own.
+	Stage   int              `json:"stage"`
 	Objects []plan.ObjectRef `json:"objects"`
+}
+
+// Stages groups the plan's steps by stage, in order.
+func (p *UninstallPlan) Stages() [][]UninstallStep {
+	var out [][]UninstallStep
+	for i, s := range p.Steps {
+		if i > 0 && s.Stage == p.Steps[i-1].Stage {
+			out[len(out)-1] = append(out[len(out)-1], s)
+			continue
+		}
+		out = append(out, []UninstallStep{s})
+	}
+	return out
 }
 
 // KeptObject is an object uninstall leaves in place.
@@ -168,7 +187,7 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 	}
 	for _, plane := range order {
 		if objs := byPlane[plane]; len(objs) > 0 {
-			p.addStep(plane, objs)
+			p.addStep(plane, objs, servicePlane(plane))
 		}
 	}
 
@@ -191,7 +210,7 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 	sortObjects(data)
 	if opts.DeleteData {
 		if len(data) > 0 {
-			p.addStep(DataStep, data)
+			p.addStep(DataStep, data, false)
 		}
 	} else {
 		for _, d := range data {
@@ -199,7 +218,7 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 		}
 	}
 	if !opts.Finalizing {
-		p.addStep(plan.PlatformPlane, []*unstructured.Unstructured{parent})
+		p.addStep(plan.PlatformPlane, []*unstructured.Unstructured{parent}, false)
 	}
 
 	if nsObj != nil {
@@ -224,16 +243,38 @@ func (a *Applier) PlanUninstall(ctx context.Context, namespace, name string, opt
 				p.Kept = append(p.Kept, KeptObject{Object: plan.RefOf(nsObj),
 					Reason: fmt.Sprintf("it holds objects this platform does not own: %s%s", strings.Join(foreign, ", "), more)})
 			} else {
-				p.addStep(namespaceStep, []*unstructured.Unstructured{nsObj})
+				p.addStep(namespaceStep, []*unstructured.Unstructured{nsObj}, false)
 			}
 		}
 	}
 	return p, nil
 }
 
-func (p *UninstallPlan) addStep(plane string, objs []*unstructured.Unstructured) {
+// servicePlane reports whether plane's objects may be deleted together with the other
+// service planes': those after infrastructure in install order, and objects of no
+// plane. Their workloads use infrastructure, and tenancy holds everyone's policies
+// and quota, so those two keep their own stages, in reverse install order.
+func servicePlane(plane string) bool {
+	switch v1alpha1.Plane(plane) {
+	case v1alpha1.PlaneInfrastructure, v1alpha1.PlaneTenancy:
+		return false
+	}
+	return plane == UnlabelledPlane || slices.Contains(v1alpha1.Planes(), v1alpha1.Plane(plane))
+}
+
+// addStep appends plane's objects as a step: in the previous step's stage when
+// together and that step is a service plane's too, else in a stage of its own.
+func (p *UninstallPlan) addStep(plane string, objs []*unstructured.Unstructured, together bool) {
 	sortObjects(objs)
-	step := UninstallStep{Plane: plane}
+	stage := 1
+	if n := len(p.Steps); n > 0 {
+		last := p.Steps[n-1]
+		stage = last.Stage + 1
+		if together && servicePlane(last.Plane) {
+			stage = last.Stage
+		}
+	}
+	step := UninstallStep{Plane: plane, Stage: stage}
 	for _, o := range objs {
 		ref := plan.RefOf(o)
 		step.Objects = append(step.Objects, ref)
