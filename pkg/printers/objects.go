@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
 // PlaneObjects is the rendered objects of one plane, as printed by `render`.
@@ -26,7 +25,7 @@ type PlaneObjects struct {
 func WriteObjectsYAML(out io.Writer, planes []PlaneObjects) error {
 	for _, p := range planes {
 		for _, obj := range p.Objects {
-			data, err := yaml.Marshal(obj.Object)
+			data, err := marshalYAML(obj.Object)
 			if err != nil {
 				return fmt.Errorf("marshal %s %s: %w", obj.GetKind(), obj.GetName(), err)
 			}
