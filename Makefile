@@ -9,7 +9,7 @@ BIN_DIR := $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.Version=$(VERSION)
 
-.PHONY: all build install dist generate verify-generate test unit-test faults bench bench-helm demo fmt vet clean
+.PHONY: all build install dist generate verify-generate test unit-test faults bench bench-helm bench-scale demo fmt vet clean
 
 all: build
 
@@ -59,6 +59,11 @@ bench:
 ## beside Helm 4 (built from the Go module proxy by hack/bench/helm.sh), whole processes
 bench-helm:
 	hack/test.sh helm
+
+## bench-scale: fleets of 10, 50 and 100 tenant platforms (ONTO_BENCH_SCALE) beside
+## kubectl, and the watch over them, on a 24-worker cluster of its own
+bench-scale:
+	hack/test.sh scale
 
 ## demo: start a local control plane and apply the example platform to it
 demo:

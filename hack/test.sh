@@ -10,6 +10,10 @@
 #                         medians and ratios in one run (flags: ONTO_BENCH_FLAGS)
 #   hack/test.sh helm     go run ./hack/bench -helm: install, no-op, a config change
 #                         and teardown beside Helm 4 (built by hack/bench/helm.sh)
+#   hack/test.sh scale    go run ./hack/bench -scale 10,50,100: fleets of tenant
+#                         platforms beside kubectl, and the watch over them, on a
+#                         cluster of its own with 24 workers (ONTO_BENCH_SCALE sets
+#                         the sizes)
 #
 # Environment:
 #   ONTO_TEST_KUBECONFIG  if set, use that running cluster and start none
@@ -50,6 +54,13 @@ main() {
     if [ "$mode" = faults ]; then
       off=2000
       export ONTO_TESTCLUSTER_DIR=$repo/.cluster/faults
+    fi
+    # 100 tenants of the tenant example request about 1,200 pods, 330 CPU and 1 TiB:
+    # 24 workers of 16 cpu / 64Gi / 110 pods hold them.
+    if [ "$mode" = scale ]; then
+      off=4000
+      export ONTO_TESTCLUSTER_DIR=$repo/.cluster/scale
+      export ONTO_TESTCLUSTER_WORKERS=${ONTO_TESTCLUSTER_WORKERS:-24}
     fi
     export ONTO_TESTCLUSTER_ETCD_PORT=${ONTO_TESTCLUSTER_ETCD_PORT:-$((33790 + off))}
     export ONTO_TESTCLUSTER_ETCD_PEER_PORT=${ONTO_TESTCLUSTER_ETCD_PEER_PORT:-$((33800 + off))}
@@ -95,6 +106,12 @@ main() {
     bench_flags=(${ONTO_BENCH_FLAGS:-})
     go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" -helm "$helm_bin" "${bench_flags[@]}" || rc=$?
     ;;
+  scale)
+    rc=0
+    # shellcheck disable=SC2206 # word splitting of the flags is intended
+    bench_flags=(${ONTO_BENCH_FLAGS:-})
+    go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" -scale "${ONTO_BENCH_SCALE:-10,50,100}" "${bench_flags[@]}" || rc=$?
+    ;;
   faults)
     # Serial (-p 1, no t.Parallel in them): a restarted API server or etcd disturbs
     # every test running beside it.
@@ -104,7 +121,7 @@ main() {
     go test -count=1 -timeout 120m -tags faults -p 1 "${extra[@]}" ./test/faults/... || rc=$?
     ;;
   *)
-    log "unknown mode $mode (want: test, bench, helm or faults)"
+    log "unknown mode $mode (want: test, bench, helm, scale or faults)"
     exit 2
     ;;
   esac

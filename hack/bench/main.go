@@ -37,7 +37,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -64,6 +63,11 @@ type config struct {
 	helm        string
 	helmRounds  int
 	helmChanges int
+	// scale, when set, is the fleet sizes to measure (-scale 10,50,100): only that runs.
+	scale      string
+	scaleRuns  int
+	scaleWatch bool
+	parallel   int
 }
 
 func main() {
@@ -78,10 +82,14 @@ func main() {
 	flag.BoolVar(&c.doctorOnly, "doctor-only", false, "measure doctor alone (on the example installed by the built binary)")
 	flag.IntVar(&c.watchTenants, "watch-tenants", -1, "measure only `kubectl-onto watch` over this many tenant platforms (cold start, RSS and heap, requests per idle pass, drift repair latency); 0 watches an empty namespace")
 	flag.IntVar(&c.watchRepairs, "watch-repairs", 9, "drift repairs timed with -watch-tenants")
-	flag.StringVar(&c.tenantFile, "tenant", "examples/tenant.yaml", "platform file of each tenant for -watch-tenants")
+	flag.StringVar(&c.tenantFile, "tenant", "examples/tenant.yaml", "platform file of each tenant for -watch-tenants and -scale")
 	flag.StringVar(&c.helm, "helm", "", "measure only the comparison with this Helm 4 binary (`make bench-helm` builds one): install, no-op, log-level change and teardown")
 	flag.IntVar(&c.helmRounds, "helm-rounds", 3, "rounds of the Helm comparison (an install, a no-op, the changes and a teardown each)")
 	flag.IntVar(&c.helmChanges, "helm-changes", 2, "log-level changes per round of the Helm comparison")
+	flag.StringVar(&c.scale, "scale", "", "measure only fleets of this many tenant platforms (-tenant), comma-separated (`make bench-scale`: 10,50,100): install, plan, no-op apply beside kubectl, the watch over them")
+	flag.IntVar(&c.scaleRuns, "scale-runs", 3, "interleaved rounds of plan/diff/no-op apply/kubectl apply per fleet with -scale")
+	flag.BoolVar(&c.scaleWatch, "scale-watch", true, "with -scale: measure the watch over each fleet too")
+	flag.IntVar(&c.parallel, "parallel", 4, "with -scale: kubectl-onto's --parallel")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -119,12 +127,10 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	// Every namespace made here goes at the end, even on failure or Ctrl-C.
 	var namespaces []string
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 		defer cancel()
-		for _, ns := range namespaces {
-			if derr := cl.DeleteNamespace(ctx, ns, 3*time.Minute); derr != nil {
-				err = errors.Join(err, derr)
-			}
+		if derr := cl.DeleteNamespaces(ctx, namespaces, 10*time.Minute); derr != nil {
+			err = errors.Join(err, derr)
 		}
 	}()
 	install := func() (*bench.Run, string, error) {
@@ -149,6 +155,14 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 
 	if c.watchTenants >= 0 {
 		return measureWatch(ctx, out, cl, tmp, c.kubeconfig, c.tenantFile, c.watchTenants, c.watchRepairs, func(ns string) { namespaces = append(namespaces, ns) })
+	}
+	if c.scale != "" {
+		sizes, err := parseSizes(c.scale)
+		if err != nil {
+			return err
+		}
+		sc := scaleConfig{sizes: sizes, runs: max(1, c.scaleRuns), parallel: max(1, c.parallel), tenantFile: c.tenantFile, repairs: c.watchRepairs, watch: c.scaleWatch}
+		return measureScale(ctx, out, cl, kubectl, tmp, c.kubeconfig, sc, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.helm != "" {
 		return measureHelm(ctx, out, cl, tmp, c.helm, c.kubeconfig, c.example, c.helmRounds, c.helmChanges, func(ns string) { namespaces = append(namespaces, ns) })
@@ -177,7 +191,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return err
 	}
 	manifest := filepath.Join(tmp, "objects.yaml")
-	if err := bench.WriteManifest(d, manifest); err != nil {
+	if err := bench.WriteManifest(manifest, d); err != nil {
 		return err
 	}
 	bin, err := buildPlugin(ctx, tmp)
@@ -265,8 +279,7 @@ func moveToNamespace(tmp, example, ns string) (string, error) {
 		return "", err
 	}
 	file := filepath.Join(tmp, ns+".yaml")
-	moved := regexp.MustCompile(`(?m)^  namespace: .*$`).ReplaceAllLiteralString(string(data), "  namespace: "+ns)
-	return file, os.WriteFile(file, []byte(moved), 0o644)
+	return file, os.WriteFile(file, bench.MoveTo(data, "", ns), 0o644)
 }
 
 // measureDoctor runs `doctor` on the installed platform runs times, whole processes,

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,18 +30,12 @@ import (
 )
 
 // measureWatch installs tenants platforms of the tenant example with the built
-// binary, runs `kubectl-onto watch` of their namespaces as its own process, and prints
-// what a platform team checks before leaving it running: how long a cold start takes
-// until every platform has had its first pass and reports Ready (onto_platform_ready),
-// the process's RSS and Go heap once synced, its API requests per idle pass (with
-// --resync 20s, so a minute holds three passes of each platform) and how many write,
-// and how long a deleted Deployment takes to come back (p50, p99 over repairs spread
-// over the tenants). With 0 tenants it watches one empty namespace: the floor.
+// binary, one after the other, then measures the watch over them (watchTenants). With
+// 0 tenants it watches one empty namespace: the floor.
 func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, kubeconfig, tenantFile string, tenants, repairs int, addNamespace func(string)) error {
-	bin := filepath.Join(tmp, "kubectl-onto")
-	logf("build %s", bin)
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-onto").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, b)
+	bin, err := buildPlugin(ctx, tmp)
+	if err != nil {
+		return err
 	}
 	data, err := os.ReadFile(tenantFile)
 	if err != nil {
@@ -54,8 +47,7 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 		addNamespace(ns)
 		namespaces = append(namespaces, ns)
 		file := filepath.Join(tmp, ns+".yaml")
-		moved := regexp.MustCompile(`(?m)^  namespace: .*$`).ReplaceAllLiteralString(string(data), "  namespace: "+ns)
-		if err := os.WriteFile(file, []byte(moved), 0o644); err != nil {
+		if err := os.WriteFile(file, bench.MoveTo(data, "", ns), 0o644); err != nil {
 			return err
 		}
 		logf("kubectl-onto apply -f %s (tenant %d of %d)", tenantFile, i+1, tenants)
@@ -71,6 +63,18 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 		}
 		namespaces = append(namespaces, ns)
 	}
+	return watchTenants(ctx, out, cl, bin, kubeconfig, namespaces, tenants, filepath.Base(tenantFile), repairs)
+}
+
+// watchTenants runs `kubectl-onto watch` of namespaces, which hold tenants platforms
+// (of the file named label), as its own process, and prints what a platform team
+// checks before leaving it running: how long a cold start takes until every platform
+// has had its first pass and reports Ready (onto_platform_ready), the process's RSS
+// and Go heap once synced, its API requests per idle pass (with --resync 20s, so a
+// minute holds three passes of each platform) and how many write, and how long a
+// deleted Deployment takes to come back (p50, p99 over repairs spread over the
+// tenants). The namespaces are deleted at the end, while the watch still runs.
+func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kubeconfig string, namespaces []string, tenants int, label string, repairs int) error {
 	metricsAddr, err := freeAddress()
 	if err != nil {
 		return err
@@ -153,7 +157,7 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 	idleCounts := classes(from)
 	passes := max(1, tenants) * int(idle/resync)
 
-	fmt.Fprintf(out, "\nwatch --namespaces (theirs) --resync %s, the built binary as its own process, %d tenant platforms (%s):\n", resync, tenants, filepath.Base(tenantFile))
+	fmt.Fprintf(out, "\nwatch --namespaces (theirs) --resync %s, the built binary as its own process, %d tenant platforms (%s):\n", resync, tenants, label)
 	fmt.Fprintf(out, "  cold start to every platform Ready (first passes over): %s; once synced: RSS %s, Go heap in use %s\n", secs(coldStart), rssSynced, heapSynced)
 	fmt.Fprintf(out, "  idle %s: %d requests, %.1f per platform pass, %d writes: %s\n", idle, idleCounts.Total(), float64(idleCounts.Total())/float64(passes), idleCounts.Writes(), idleCounts)
 	if tenants == 0 {
@@ -195,13 +199,8 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 	fmt.Fprintf(out, "  RSS after the repairs: %s\n", rssOf(watch.Process.Pid))
 	// The tenants go while the watch runs: their OntoPlatforms carry its finalizer,
 	// which it drops for a namespace being deleted.
-	for _, ns := range namespaces {
-		logf("delete namespace %s (the watch releases its finalizer)", ns)
-		if err := cl.DeleteNamespace(ctx, ns, 3*time.Minute); err != nil {
-			return err
-		}
-	}
-	return nil
+	logf("delete %d namespaces (the watch releases its finalizers)", len(namespaces))
+	return cl.DeleteNamespaces(ctx, namespaces, 10*time.Minute)
 }
 
 // freeAddress is a local address no one listens on, for the watch's metrics.

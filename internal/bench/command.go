@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -66,19 +67,50 @@ func TimePluginEnv(ctx context.Context, env []string, bin, kubeconfig string, ar
 // time, process start to exit; a non-zero exit is an error with the end of its output.
 // It times a peer's command (helm) the same way as the plugin.
 func TimeCommand(ctx context.Context, env []string, path string, args ...string) (time.Duration, error) {
+	m, err := MeasureCommand(ctx, env, path, args...)
+	if err != nil {
+		return 0, err
+	}
+	return m.Wall, nil
+}
+
+// Measured is one whole run of a command: wall time, peak RSS and what it printed.
+type Measured struct {
+	Wall time.Duration
+	// PeakRSS is the process's maximum resident set size (getrusage), in bytes.
+	PeakRSS        int64
+	Stdout, Stderr []byte
+}
+
+// MeasureCommand runs path with args, env added to the environment, and returns its
+// wall time, peak RSS and output; a non-zero exit is an error with the end of its
+// output.
+func MeasureCommand(ctx context.Context, env []string, path string, args ...string) (*Measured, error) {
 	cmd := exec.CommandContext(ctx, path, args...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	wall := time.Since(start)
+	m := &Measured{Wall: time.Since(start), PeakRSS: PeakRSS(cmd.ProcessState), Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w\n%s", filepath.Base(path), strings.Join(args, " "), err, lastLines(out.String(), 15))
+		return nil, fmt.Errorf("%s %s: %w\n%s", filepath.Base(path), strings.Join(args, " "), err, lastLines(stdout.String()+stderr.String(), 15))
 	}
-	return wall, nil
+	return m, nil
+}
+
+// PeakRSS is the maximum resident set size of the exited process ps, in bytes; 0 when
+// the system does not say.
+func PeakRSS(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024 // Linux reports KiB
+	}
+	return 0
 }
 
 func runPlugin(ctx context.Context, bin, kubeconfig string, maxExit int, args ...string) (*CommandRun, error) {

@@ -37,6 +37,8 @@ type KubectlRun struct {
 	// Differs is set when kubectl diff found differences (exit status 1).
 	Differs bool
 	Output  string
+	// PeakRSS is kubectl's maximum resident set size, in bytes.
+	PeakRSS int64
 }
 
 // Diff runs kubectl diff --server-side on file.
@@ -64,7 +66,7 @@ func (k Kubectl) run(ctx context.Context, count bool, sub string, args ...string
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	run := &KubectlRun{Wall: time.Since(start), Output: stdout.String()}
+	run := &KubectlRun{Wall: time.Since(start), Output: stdout.String(), PeakRSS: PeakRSS(cmd.ProcessState)}
 	var exit *exec.ExitError
 	if sub == "diff" && errors.As(err, &exit) && exit.ExitCode() == 1 {
 		run.Differs, err = true, nil

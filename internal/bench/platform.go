@@ -20,6 +20,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,12 +99,19 @@ func Desired(path, namespace string) (*plan.Desired, error) {
 	return plan.NewDesired(p, planes)
 }
 
-// Manifest is every object apply writes for d (the CRD, the OntoPlatform parent and
-// each plane's objects, with their inventory labels), as one multi-document YAML
-// file for kubectl.
-func Manifest(d *plan.Desired) ([]byte, error) {
+// Manifest is every object apply writes for ds (the CRD once, then for each platform
+// its planes' objects, with their inventory labels, and the OntoPlatform parent last:
+// the namespace comes first, so kubectl can install it from nothing), as one
+// multi-document YAML file for kubectl.
+func Manifest(ds ...*plan.Desired) ([]byte, error) {
+	if len(ds) == 0 {
+		return nil, fmt.Errorf("manifest of no platform")
+	}
 	var buf bytes.Buffer
-	objs := append([]*unstructured.Unstructured{d.CRD, d.Platform}, d.Objects()...)
+	objs := []*unstructured.Unstructured{ds[0].CRD}
+	for _, d := range ds {
+		objs = append(append(objs, d.Objects()...), d.Platform)
+	}
 	for _, o := range objs {
 		data, err := yaml.Marshal(o.Object)
 		if err != nil {
@@ -115,9 +123,9 @@ func Manifest(d *plan.Desired) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteManifest writes Manifest(d) to path.
-func WriteManifest(d *plan.Desired, path string) error {
-	data, err := Manifest(d)
+// WriteManifest writes Manifest(ds...) to path.
+func WriteManifest(path string, ds ...*plan.Desired) error {
+	data, err := Manifest(ds...)
 	if err != nil {
 		return err
 	}
@@ -177,22 +185,34 @@ func (c *Cluster) EnsureCRD(ctx context.Context, path string) error {
 // node resources back (the test cluster's GPU node fits two production platforms, one
 // of which may be someone else's) before the next install starts.
 func (c *Cluster) DeleteNamespace(ctx context.Context, name string, timeout time.Duration) error {
-	err := c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("delete namespace %s: %w", name, err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
+	return c.DeleteNamespaces(ctx, []string{name}, timeout)
+}
+
+// DeleteNamespaces deletes every namespace of names at once, then waits until they are
+// all gone: a fleet's namespaces are emptied by the namespace controller in parallel.
+func (c *Cluster) DeleteNamespaces(ctx context.Context, names []string, timeout time.Duration) error {
+	for _, name := range names {
+		err := c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete namespace %s: %w", name, err)
 		}
-		return false, err
+	}
+	left := slices.Clone(names)
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		for len(left) > 0 {
+			_, err := c.Kube.CoreV1().Namespaces().Get(ctx, left[0], metav1.GetOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+			if err == nil {
+				return false, nil
+			}
+			left = left[1:]
+		}
+		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for namespace %s to go: %w", name, err)
+		return fmt.Errorf("wait for namespace %s to go (%d of %d left): %w", left[0], len(left), len(names), err)
 	}
 	return nil
 }

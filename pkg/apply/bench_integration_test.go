@@ -100,7 +100,7 @@ func kubectlManifest(b *testing.B, cl *bench.Cluster, d *plan.Desired) (bench.Ku
 	}
 	dir := b.TempDir()
 	file := filepath.Join(dir, "objects.yaml")
-	if err := bench.WriteManifest(d, file); err != nil {
+	if err := bench.WriteManifest(file, d); err != nil {
 		b.Fatal(err)
 	}
 	return bench.Kubectl{Path: path, Kubeconfig: cl.Kubeconfig, CacheDir: filepath.Join(dir, "cache")}, file
