@@ -142,8 +142,9 @@ func planeReady(plane string) func(apply.Event) bool {
 // -f file` when it is empty) exits 0 and writes nothing more than the interrupted run
 // left to do, a plan of file then shows no change, the generated Secrets and the
 // volumes are the ones from before the re-run (nothing regenerated, nothing lost), no
-// lock lease and no upgrade canary is left, and the status is Ready.
-func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...string) {
+// lock lease and no upgrade canary is left, and the status is Ready. It returns the
+// re-run.
+func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...string) signalled {
 	t.Helper()
 	ctx := t.Context()
 	secrets := func() map[string]string {
@@ -175,7 +176,8 @@ func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...s
 	if len(rerun) == 0 {
 		rerun = applyArgs(file)
 	}
-	if r := applySignalled(t, c, rerun, nth(0), 0); r.code != 0 {
+	r := applySignalled(t, c, rerun, nth(0), 0)
+	if r.code != 0 {
 		t.Fatalf("the re-run %v exited %d: %s", rerun, r.code, r.stderr)
 	}
 	out, err := exec.CommandContext(ctx, plugin(t), "plan", "-f", file, "--kubeconfig", c.Kubeconfig, "--detailed-exitcode").CombinedOutput()
@@ -216,6 +218,7 @@ func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...s
 	if ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue || p.Status.Phase != v1alpha1.PhaseRunning {
 		t.Fatalf("status after the re-run: phase %s, Ready %+v", p.Status.Phase, ready)
 	}
+	return r
 }
 
 // outage is a crash of component (SIGKILL), down for down, then its restart. Not

@@ -177,6 +177,63 @@ func TestKillAtEveryEventOfAnUpgrade(t *testing.T) {
 	})
 }
 
+// TestKillInADataPlaneCanarySoak (scenario 2): SIGKILL while `upgrade -f` soaks the
+// canary of a data-plane component. The canary is left running; the re-run resumes
+// (the components moved before stay moved), starts at that component, removes the
+// canary and converges.
+func TestKillInADataPlaneCanarySoak(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	file := platformFile(t, ns)
+	setVersion(t, file, "1.5.0")
+	if r := applySignalled(t, c, applyArgs(file), nth(0), 0); r.code != 0 {
+		t.Fatalf("install of 1.5.0 exited %d: %s", r.code, r.stderr)
+	}
+	setVersion(t, file, "1.6.0")
+	dataPlane := []string{v1alpha1.ComponentDataService, v1alpha1.ComponentNessie}
+	killedAt := ""
+	k := applySignalled(t, c, []string{"upgrade", "-f", file, "--canary-soak", "30s"}, func(ev apply.Event) bool {
+		if ev.Type == apply.EventUpgradeStep && slices.Contains(dataPlane, ev.Object) && strings.Contains(ev.Message, "canary") && strings.Contains(ev.Message, "watching it for") {
+			killedAt = ev.Object
+			return true
+		}
+		return false
+	}, syscall.SIGKILL)
+	if k.sentAt.IsZero() {
+		t.Fatalf("no canary soak of a data-plane component (%v) in the upgrade; events %+v", dataPlane, k.events)
+	}
+	var movedBefore []string
+	for _, ev := range k.events {
+		if ev.Type == apply.EventUpgradeStep && strings.HasPrefix(ev.Message, "✓ on") {
+			movedBefore = append(movedBefore, ev.Object)
+		}
+	}
+	if _, err := c.Kube.AppsV1().Deployments(ns).Get(t.Context(), killedAt+"-canary", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the canary of %s after the kill: %v, want it left running", killedAt, err)
+	}
+	r := converges(t, c, ns, file, "upgrade", "-f", file, "--canary-soak", "1s")
+	var resumed bool
+	var first string
+	for _, ev := range r.events {
+		if ev.Type != apply.EventUpgradeStep {
+			continue
+		}
+		if ev.Object == "" && strings.HasPrefix(ev.Message, "resuming") {
+			resumed = true
+		}
+		if ev.Object != "" && first == "" {
+			first = ev.Object
+		}
+		if slices.Contains(movedBefore, ev.Object) {
+			t.Errorf("the re-run moved %s again (%q); it was on 1.6.0 before the kill", ev.Object, ev.Message)
+		}
+	}
+	if !resumed || first != killedAt {
+		t.Errorf("the re-run: resumed %v, first component %q; want a resume at %s", resumed, first, killedAt)
+	}
+	t.Logf("killed in the canary soak of %s after %d components moved (%v); the re-run resumed there and converged", killedAt, len(movedBefore), movedBefore)
+}
+
 // TestInterruptDuringPlaneWait (scenario 3): SIGINT while the run waits for a plane.
 // The run exits within 5 s with 130, records Progressing=False/Interrupted, and leaves
 // no lease; the re-run converges.
