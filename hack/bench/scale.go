@@ -69,15 +69,16 @@ func measureScale(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl
 	}
 	fmt.Fprintf(out, "\nkubectl-onto at scale, %s, against %s (kubectl %s); tenant platforms of %s, --parallel %d; whole processes, start to exit\n",
 		time.Now().Format(time.RFC3339), cl.Config.Host, kubectl.Path, filepath.Base(sc.tenantFile), sc.parallel)
-	for _, n := range sc.sizes {
-		if err := measureFleet(ctx, out, cl, kubectl, bin, tmp, kubeconfig, sc, n, addNamespace); err != nil {
+	for i, n := range sc.sizes {
+		if err := measureFleet(ctx, out, cl, kubectl, bin, tmp, kubeconfig, sc, n, i == 0, addNamespace); err != nil {
 			return fmt.Errorf("fleet of %d: %w", n, err)
 		}
 	}
 	return nil
 }
 
-func measureFleet(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl bench.Kubectl, bin, tmp, kubeconfig string, sc scaleConfig, n int, addNamespace func(string)) error {
+// measureFleet measures a fleet of n tenants; warmUp runs one untimed round first.
+func measureFleet(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl bench.Kubectl, bin, tmp, kubeconfig string, sc scaleConfig, n int, warmUp bool, addNamespace func(string)) error {
 	dir := filepath.Join(tmp, fmt.Sprintf("fleet-%d", n))
 	prefix := bench.NamespaceName("scale")
 	logf("generate %d tenants in namespaces %s-000…", n, prefix)
@@ -103,7 +104,7 @@ func measureFleet(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl
 	installReq := bench.CountLogLines(strings.Split(string(install.Stderr), "\n"))
 	controlPlane := controlPlaneRSS(kubeconfig)
 
-	c, err := compareFleet(ctx, kubectl, bin, kubeconfig, f, sc.parallel, sc.runs)
+	c, err := compareFleet(ctx, kubectl, bin, kubeconfig, f, sc.parallel, sc.runs, warmUp)
 	if err != nil {
 		return err
 	}
@@ -168,15 +169,21 @@ type fleetComparison struct {
 
 // compareFleet times, as whole processes in turn, a plan of the fleet's unchanged
 // platforms, kubectl diff of its objects, a no-op apply and kubectl apply, runs rounds
-// after a warm-up one; then counts each one's requests in a -v 6 run.
-func compareFleet(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig string, f *bench.Fleet, parallel, runs int) (*fleetComparison, error) {
+// (after an untimed one with warmUp: kubectl's discovery cache is shared by every
+// fleet, and the install filled the render cache); then counts each one's requests in
+// a -v 6 run.
+func compareFleet(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig string, f *bench.Fleet, parallel, runs int, warmUp bool) (*fleetComparison, error) {
 	c := &fleetComparison{}
 	par := strconv.Itoa(parallel)
 	planArgs := []string{"plan", "-f", f.Dir, "--parallel", par, "--detailed-exitcode", "--kubeconfig", kubeconfig}
 	applyArgs := []string{"apply", "-f", f.Dir, "--parallel", par, "--kubeconfig", kubeconfig}
-	for i := -1; i < runs; i++ {
+	first := 0
+	if warmUp {
+		first = -1
+	}
+	for i := first; i < runs; i++ {
 		if i < 0 {
-			logf("warm-up round (render cache, kubectl's discovery cache)")
+			logf("warm-up round (kubectl's discovery cache)")
 		} else {
 			logf("round %d/%d over %d platforms", i+1, runs, len(f.Namespaces))
 		}
