@@ -271,7 +271,9 @@ start metrics-server "$bin/metrics-server" --kubeconfig="$dir/kubeconfig" \
 
 wait_until "kube-controller-manager /healthz" curl -sfk "https://127.0.0.1:$kcm_port/healthz"
 wait_until "kube-scheduler /healthz" curl -sfk "https://127.0.0.1:$sched_port/healthz"
-wait_until "all nodes Ready" kc wait --for=condition=Ready node --all --timeout=2s
+# kubectl wait checks the nodes one after the other within its --timeout: 2 s was
+# too short for the 25 nodes of ONTO_TESTCLUSTER_WORKERS=24, all Ready by then.
+wait_until "all nodes Ready" kc wait --for=condition=Ready node --all --timeout=20s
 log "nodes Ready after $(elapsed)"
 # An unavailable aggregated API makes discovery fail for every client, so do not hand
 # out the cluster before metrics.k8s.io answers.
