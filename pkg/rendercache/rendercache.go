@@ -39,7 +39,8 @@ import (
 // of them hits (a production platform's render is about 0.5 MB, a tenant's less).
 const DefaultMaxEntries = 256
 
-// Cache is a directory of renders.
+// Cache is a directory of renders, and of other results of this build kept by Put
+// (the validator's documents found valid).
 type Cache struct {
 	// Dir holds one file per render; it is created (0700) on the first store.
 	Dir string
@@ -200,8 +201,8 @@ func (c *Cache) write(key string, data []byte) {
 // staleTemp is the age past which a temporary file is one a killed run left behind.
 const staleTemp = 10 * time.Minute
 
-// prune keeps the MaxEntries most recently written renders, and drops the temporary
-// files of stores that never finished (a run killed while writing).
+// prune keeps the MaxEntries most recently written entries (renders and Put's), and
+// drops the temporary files of stores that never finished (a run killed while writing).
 func (c *Cache) prune() {
 	max := c.MaxEntries
 	if max <= 0 {
