@@ -17,8 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -93,22 +93,62 @@ func MeasureCommand(ctx context.Context, env []string, path string, args ...stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	m := &Measured{Wall: time.Since(start), PeakRSS: PeakRSS(cmd.ProcessState), Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	peak, err := runPeakRSS(cmd)
+	m := &Measured{Wall: time.Since(start), PeakRSS: peak, Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w\n%s", filepath.Base(path), strings.Join(args, " "), err, lastLines(stdout.String()+stderr.String(), 15))
 	}
 	return m, nil
 }
 
-// PeakRSS is the maximum resident set size of the exited process ps, in bytes; 0 when
-// the system does not say.
-func PeakRSS(ps *os.ProcessState) int64 {
-	if ps == nil {
+// runPeakRSS runs cmd and returns its peak resident set size, in bytes: the
+// high-water mark the kernel keeps for its memory (VmHWM), sampled every 10 ms while it
+// runs, so growth in its last 10 ms may be missed. Not getrusage's ru_maxrss: Go
+// starts a child sharing its own memory until the exec (vfork), and the kernel
+// counts the parent's resident set into the child's maximum, so a child smaller than
+// this process reports this process's size.
+func runPeakRSS(cmd *exec.Cmd) (int64, error) {
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	done := make(chan struct{})
+	sampled := make(chan int64, 1)
+	go func() {
+		var peak int64
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if hwm := vmHWM(status); hwm > peak {
+				peak = hwm
+			}
+			select {
+			case <-done:
+				sampled <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	return <-sampled, err
+}
+
+// vmHWM reads VmHWM (kB) from a /proc/PID/status file, in bytes; 0 when it cannot.
+func vmHWM(status string) int64 {
+	data, err := os.ReadFile(status)
+	if err != nil {
 		return 0
 	}
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss * 1024 // Linux reports KiB
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024
+		}
 	}
 	return 0
 }

@@ -65,8 +65,8 @@ func (k Kubectl) run(ctx context.Context, count bool, sub string, args ...string
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	run := &KubectlRun{Wall: time.Since(start), Output: stdout.String(), PeakRSS: PeakRSS(cmd.ProcessState)}
+	peak, err := runPeakRSS(cmd)
+	run := &KubectlRun{Wall: time.Since(start), Output: stdout.String(), PeakRSS: peak}
 	var exit *exec.ExitError
 	if sub == "diff" && errors.As(err, &exit) && exit.ExitCode() == 1 {
 		run.Differs, err = true, nil
