@@ -24,7 +24,7 @@ type mapMemo struct {
 }
 
 func (m *mapMemo) Get(key string) ([]byte, bool) { v, ok := m.entries[key]; return v, ok }
-func (m *mapMemo) Put(key string, value []byte) { m.entries[key] = value; m.puts++ }
+func (m *mapMemo) Put(key string, value []byte)  { m.entries[key] = value; m.puts++ }
 
 func jsonOf(t *testing.T, v any) string {
 	t.Helper()
