@@ -215,8 +215,11 @@ func (a *Applier) logger() *slog.Logger {
 // it is not: apply means "this spec, healthy", so a retried failed run stays failed.
 func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Result, error) {
 	res := &Result{}
+	// lists keep what the plan listed, for the health check of a run that writes
+	// nothing.
+	lists := &plan.Lists{}
 	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged,
-		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live, Now: a.Now}
+		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live, Now: a.Now, Lists: lists}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no
@@ -309,7 +312,14 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	var observed []v1alpha1.ComponentStatus
 	if !writes(p, opts) {
 		a.emit(Event{Type: EventNoChanges, Message: "no changes"})
-		observed, applyErr = a.checkHealth(ctx, d, opts)
+		// Nothing was written since the plan listed the workloads: their status as
+		// listed is as fresh as a read now, and costs no request. A saved or given
+		// plan listed nothing in this run.
+		known := lists
+		if opts.Saved != nil || opts.Planned != nil {
+			known = nil
+		}
+		observed, applyErr = a.checkHealthKnown(ctx, d, opts, known)
 	} else {
 		applyErr = a.applyAll(ctx, d, p, opts, done, res)
 		if applyErr == nil {
@@ -534,6 +544,12 @@ func (a *Applier) checkReady(ctx context.Context, d *plan.Desired, plane string)
 // nothing to write, the last step of one that wrote. When every component was ready at
 // the first look it returns what it saw, so the status need not read it again.
 func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options) ([]v1alpha1.ComponentStatus, error) {
+	return a.checkHealthKnown(ctx, d, opts, nil)
+}
+
+// checkHealthKnown is checkHealth with the workloads found in lists (the plan's, when
+// nothing was written since) taken from there instead of read again.
+func (a *Applier) checkHealthKnown(ctx context.Context, d *plan.Desired, opts Options, lists *plan.Lists) ([]v1alpha1.ComponentStatus, error) {
 	if opts.Reconcile {
 		return nil, a.checkReady(ctx, d, "")
 	}
@@ -542,7 +558,17 @@ func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options
 	}
 	// The usual case, a healthy platform, costs one read per workload: the planes
 	// whose components are all ready need no watch.
-	comps, err := health.ObserveComponents(ctx, a.Clients, d.Objects())
+	var known func(*unstructured.Unstructured) (*unstructured.Unstructured, bool)
+	if lists != nil {
+		known = func(w *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+			m, err := a.Clients.Mapping(w)
+			if err != nil {
+				return nil, false
+			}
+			return lists.Find(m.Resource, w.GetNamespace(), w.GetName())
+		}
+	}
+	comps, err := health.ObserveComponentsKnown(ctx, a.Clients, d.Objects(), known)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,13 @@ const observeConcurrency = 8
 // its floor, and other kinds are skipped. A missing workload is reported as not
 // installed, not as an error.
 func ObserveComponents(ctx context.Context, c *kube.Clients, workloads []*unstructured.Unstructured) ([]v1alpha1.ComponentStatus, error) {
+	return ObserveComponentsKnown(ctx, c, workloads, nil)
+}
+
+// ObserveComponentsKnown is ObserveComponents for a caller that read some workloads
+// already: known returns a workload's live copy (nil when it does not exist) and true,
+// or false for a workload to read from the API server. known may be nil.
+func ObserveComponentsKnown(ctx context.Context, c *kube.Clients, workloads []*unstructured.Unstructured, known func(*unstructured.Unstructured) (*unstructured.Unstructured, bool)) ([]v1alpha1.ComponentStatus, error) {
 	var ws []*unstructured.Unstructured
 	for _, w := range workloads {
 		if IsWorkload(w) {
@@ -46,6 +53,12 @@ func ObserveComponents(ctx context.Context, c *kube.Clients, workloads []*unstru
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(observeConcurrency)
 	for i, w := range ws {
+		if known != nil {
+			if live, ok := known(w); ok {
+				lives[i] = live
+				continue
+			}
+		}
 		g.Go(func() (err error) {
 			lives[i], err = getLive(gctx, c, w)
 			return err

@@ -8,11 +8,13 @@ package plan
 
 import (
 	"context"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
@@ -98,4 +100,48 @@ func (pl *Planner) live() LiveSource {
 		return pl.Live
 	}
 	return APISource{Clients: pl.Clients}
+}
+
+// Lists are the whole lists of kinds in one namespace that a plan read: what each
+// resource held in that namespace at the time. Safe for concurrent use.
+type Lists struct {
+	mu    sync.Mutex
+	lists map[string]map[string]*unstructured.Unstructured // resource/namespace → name → object
+}
+
+func listsKey(resource schema.GroupVersionResource, namespace string) string {
+	return resource.String() + "/" + namespace
+}
+
+// keep records items as the whole of resource in namespace; nothing on a nil Lists.
+func (l *Lists) keep(resource schema.GroupVersionResource, namespace string, items []*unstructured.Unstructured) {
+	if l == nil {
+		return
+	}
+	byName := make(map[string]*unstructured.Unstructured, len(items))
+	for _, o := range items {
+		byName[o.GetName()] = o
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lists == nil {
+		l.lists = map[string]map[string]*unstructured.Unstructured{}
+	}
+	l.lists[listsKey(resource, namespace)] = byName
+}
+
+// Find returns the object named name of resource in namespace as the plan's list of
+// it held it: nil, true when the list did not hold it (it did not exist); false when
+// the plan did not list that resource in that namespace whole.
+func (l *Lists) Find(resource schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
+	if l == nil {
+		return nil, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	byName, ok := l.lists[listsKey(resource, namespace)]
+	if !ok {
+		return nil, false
+	}
+	return byName[name], true
 }

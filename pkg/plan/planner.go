@@ -66,6 +66,10 @@ type Planner struct {
 	// Now is the clock certificates are checked against (re-issued within 30 days of
 	// their end); time.Now when nil.
 	Now func() time.Time
+	// Lists, when set, keeps every whole list of a kind in the platform's namespace
+	// the plan read, so what runs after it (apply's health check of an unchanged
+	// platform) reads those objects instead of asking again.
+	Lists *Lists
 }
 
 // Plan compares d with the cluster: one server-side apply dry-run per object, one list
@@ -537,6 +541,9 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired, ns *unstructured
 		items, err := pl.live().List(ctx, mapping, ns, selector)
 		if err != nil {
 			return fmt.Errorf("list %s in %s: %w", gk, d.Namespace, err)
+		}
+		if selector == "" {
+			pl.Lists.keep(mapping.Resource, ns, items)
 		}
 		mu.Lock()
 		defer mu.Unlock()
