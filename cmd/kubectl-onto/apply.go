@@ -194,6 +194,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		return err
 	}
 	if len(loaded) > 1 {
+		o.clientShare = min(o.FleetFlags.Parallel, len(loaded))
 		return o.runMany(ctx, loaded)
 	}
 	lp := loaded[0]

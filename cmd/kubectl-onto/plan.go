@@ -98,6 +98,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(loaded) > 1 {
+		o.clientShare = min(o.FleetFlags.Parallel, len(loaded))
 		return o.runMany(ctx, loaded)
 	}
 	lp := loaded[0]
@@ -154,6 +155,9 @@ func (g *GlobalOptions) Clients() (*kube.Clients, error) {
 			// goes to stderr with -v. It never logs a body, and masks credentials.
 			cfg = rest.CopyConfig(cfg)
 			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return transport.NewDebuggingRoundTripper(rt, levels...) })
+		}
+		if g.clientShare > 1 {
+			cfg = kube.ShareRateLimits(cfg, g.clientShare)
 		}
 		g.clients, g.clientsErr = kube.New(cfg)
 	})

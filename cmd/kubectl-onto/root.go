@@ -55,6 +55,10 @@ type GlobalOptions struct {
 	clientsOnce sync.Once
 	clients     *kube.Clients
 	clientsErr  error
+	// clientShare is how many platforms use the clients at once (--parallel with
+	// several platforms); they get that many times one run's rate limits. Set it
+	// before the first Clients.
+	clientShare int
 }
 
 // Catalog loads the release catalog: the shipped one plus ReleasesDir.

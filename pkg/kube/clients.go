@@ -30,6 +30,26 @@ const (
 	defaultBurst = 100
 )
 
+// ShareRateLimits returns a copy of cfg with n times the rate limits New gives (or
+// cfg's own, when set): for clients n platforms use at once, each as if it ran alone.
+// One run's limits are sized for one platform's concurrent dry-runs; shared by a
+// fleet, they made the plan of 50 unchanged tenants wait 11 s on its 652 requests.
+func ShareRateLimits(cfg *rest.Config, n int) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if n < 1 {
+		n = 1
+	}
+	qps, burst := cfg.QPS, cfg.Burst
+	if qps == 0 {
+		qps = defaultQPS
+	}
+	if burst == 0 {
+		burst = defaultBurst
+	}
+	cfg.QPS, cfg.Burst = qps*float32(n), burst*n
+	return cfg
+}
+
 // Clients are the clients of one cluster.
 type Clients struct {
 	Config  *rest.Config
