@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -133,6 +134,32 @@ func (f *uninstallFixture) foreignSurvives(t *testing.T) {
 	}
 }
 
+// lookalikePod creates a pod of no workload of the platform that carries the labels
+// the ontology-service Deployment selects, as a migration Job's pod does, and returns
+// its name.
+func (f *uninstallFixture) lookalikePod(t *testing.T) string {
+	t.Helper()
+	ctx := t.Context()
+	d, err := f.cluster.Kube.AppsV1().Deployments(f.ns).Get(ctx, "ontology-service", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	no, yes := false, true
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "lookalike", Namespace: f.ns, Labels: d.Spec.Selector.MatchLabels},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: new(int64(1000)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "c", Image: "busybox",
+				Resources:       corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}, Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}},
+		},
+	}
+	if _, err := f.cluster.Kube.CoreV1().Pods(f.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return pod.Name
+}
+
 func (f *uninstallFixture) platformGone(t *testing.T) {
 	t.Helper()
 	ri, err := inventory.PlatformResource(f.clients.Mapper, f.clients.Dynamic, f.ns)
@@ -211,7 +238,10 @@ func TestUninstallReverseOrderKeepsData(t *testing.T) {
 		t.Errorf("dry run counts %d deletes, plan %d", res.Deleted, res.Plan.Count())
 	}
 
-	res, events, err := f.uninstall(t, apply.UninstallOptions{})
+	// A pod with a workload's labels but none of its owners is not waited for: with a
+	// wait by labels, the uninstall would fail after the plane timeout.
+	lookalike := f.lookalikePod(t)
+	res, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatalf("uninstall: %v", err)
 	}
@@ -238,8 +268,12 @@ func TestUninstallReverseOrderKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) != 0 {
-		t.Errorf("%d pods left after uninstall, want none", len(pods.Items))
+	if len(pods.Items) != 1 || pods.Items[0].Name != lookalike {
+		var names []string
+		for _, p := range pods.Items {
+			names = append(names, p.Name)
+		}
+		t.Errorf("pods left after uninstall %v, want only %s (of no platform workload)", names, lookalike)
 	}
 	if len(res.Plan.Kept) != len(pvcsBefore)+4 {
 		t.Errorf("plan keeps %d objects, want %d PVCs, 3 Secrets and the namespace: %+v", len(res.Plan.Kept), len(pvcsBefore), res.Plan.Kept)
