@@ -176,15 +176,7 @@ func (f *uninstallFixture) platformGone(t *testing.T) {
 // every plane of the stage before it is gone, and every plane is deleted.
 func checkStages(t *testing.T, p *apply.UninstallPlan, events []apply.Event, want [][]string) {
 	t.Helper()
-	var got [][]string
-	for _, stage := range p.Stages() {
-		var planes []string
-		for _, s := range stage {
-			planes = append(planes, s.Plane)
-		}
-		got = append(got, planes)
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := p.StagePlanes(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("plan stages %v, want %v", got, want)
 	}
 	stageOf := map[string]int{}

@@ -105,6 +105,19 @@ type UninstallStep struct {
 	Objects []plan.ObjectRef `json:"objects"`
 }
 
+// StagePlanes is the planes of each stage, in order.
+func (p *UninstallPlan) StagePlanes() [][]string {
+	var out [][]string
+	for _, stage := range p.Stages() {
+		planes := make([]string, len(stage))
+		for i, s := range stage {
+			planes[i] = s.Plane
+		}
+		out = append(out, planes)
+	}
+	return out
+}
+
 // Stages groups the plan's steps by stage, in order.
 func (p *UninstallPlan) Stages() [][]UninstallStep {
 	var out [][]UninstallStep

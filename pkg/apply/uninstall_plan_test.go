@@ -55,14 +55,7 @@ func TestUninstallStages(t *testing.T) {
 			for i, step := range tc.steps {
 				p.addStep(step, obj("ConfigMap", fmt.Sprint("c", i)), servicePlane(step))
 			}
-			var got [][]string
-			for _, stage := range p.Stages() {
-				var planes []string
-				for _, s := range stage {
-					planes = append(planes, s.Plane)
-				}
-				got = append(got, planes)
-			}
+			got := p.StagePlanes()
 			if fmt.Sprint(got) != tc.want {
 				t.Errorf("stages %v, want %s", got, tc.want)
 			}

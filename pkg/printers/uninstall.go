@@ -35,16 +35,13 @@ func (v UninstallPlanView) WriteText(out io.Writer, t *Terminal) error {
 		checked = ", checked by the API server"
 	}
 	fmt.Fprintf(&b, "Uninstall of OntoPlatform %s/%s (dry run%s): in this order\n", p.Platform.Namespace, p.Platform.Name, checked)
+	planes := p.StagePlanes()
 	for i, stage := range p.Stages() {
-		planes := make([]string, len(stage))
-		for j, s := range stage {
-			planes[j] = s.Plane
-		}
 		together := ""
 		if len(stage) > 1 {
 			together = " (together)"
 		}
-		fmt.Fprintf(&b, "\n%d. %s%s\n", i+1, t.Bold.Render(strings.Join(planes, ", ")), together)
+		fmt.Fprintf(&b, "\n%d. %s%s\n", i+1, t.Bold.Render(strings.Join(planes[i], ", ")), together)
 		for _, s := range stage {
 			for _, o := range s.Objects {
 				fmt.Fprintf(&b, "  %s delete %s\n", t.Fail.Render("-"), o)
