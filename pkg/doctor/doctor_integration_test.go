@@ -388,6 +388,16 @@ func TestDoctorNodesAndPending(t *testing.T) {
 	if why := health.NodeProblems(ctx, c.Kube, pods.Items); !strings.Contains(why, "node "+node.Name+" NotReady: Ready=False (nodeFailed") {
 		t.Errorf("NodeProblems = %q, want node %s named with its Ready condition", why, node.Name)
 	}
+	// A pod of the pool the scheduler cannot place (the node is tainted not-ready):
+	// the node its nodeSelector picks is named, once, though two pods wait for it.
+	pending := []corev1.Pod{pods.Items[0], pods.Items[0]}
+	for i := range pending {
+		pending[i].Spec.NodeName = ""
+		pending[i].Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	}
+	if why := health.NodeProblems(ctx, c.Kube, pending); strings.Count(why, "node "+node.Name+" NotReady: Ready=False (nodeFailed") != 1 {
+		t.Errorf("NodeProblems of unschedulable pods = %q, want node %s named once with its Ready condition", why, node.Name)
+	}
 
 	// The reasoning service asks 16 GPUs; the largest node has 4. Written without
 	// waiting, as apply --wait=false would.

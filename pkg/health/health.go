@@ -142,8 +142,10 @@ func Explain(ctx context.Context, kc kubernetes.Interface, workload *unstructure
 
 // NodeProblems names the nodes not Ready under the pods that are not ready, with the
 // node's Ready condition, e.g. `node worker-3 NotReady: Ready=Unknown (NodeStatusUnknown:
-// Kubelet stopped posting node status.)`. A node that cannot be read (gone, or no
-// permission to read nodes) is left out: this explains, it does not fail.
+// Kubelet stopped posting node status.)`, and, for pods the scheduler cannot place,
+// the NotReady nodes their nodeSelector picks: its "1 node(s) had untolerated taint
+// {node.kubernetes.io/not-ready: }" names no node. A node that cannot be read (gone,
+// or no permission to read nodes) is left out: this explains, it does not fail.
 func NodeProblems(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) string {
 	var names []string
 	for i := range pods {
@@ -162,7 +164,61 @@ func NodeProblems(ctx context.Context, kc kubernetes.Interface, pods []corev1.Po
 			out = append(out, problem)
 		}
 	}
+	for _, selector := range unschedulableSelectors(pods) {
+		out = append(out, notReadyCandidates(ctx, kc, selector, &names)...)
+	}
 	return strings.Join(out, "; ")
+}
+
+// maxCandidateNodes bounds how many NotReady nodes one selector's pods name: on a
+// large cluster without a nodeSelector, the rest are counted, not listed.
+const maxCandidateNodes = 3
+
+// unschedulableSelectors are the distinct nodeSelectors of the pods the scheduler
+// reported it cannot place ("" is a pod without one: every node is a candidate).
+func unschedulableSelectors(pods []corev1.Pod) []string {
+	var out []string
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || !slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+			return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}) {
+			continue
+		}
+		if s := labels.SelectorFromSet(p.Spec.NodeSelector).String(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// notReadyCandidates describes the NotReady nodes that selector picks, at most
+// maxCandidateNodes of them, leaving out those already named and adding its own.
+func notReadyCandidates(ctx context.Context, kc kubernetes.Interface, selector string, named *[]string) []string {
+	nodes, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	var out []string
+	more := 0
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		problem := nodeNotReady(node)
+		switch {
+		case problem == "" || slices.Contains(*named, node.Name):
+		case len(out) < maxCandidateNodes:
+			out = append(out, problem)
+			*named = append(*named, node.Name)
+		default:
+			more++
+		}
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("%d more NotReady nodes", more))
+	}
+	return out
 }
 
 // nodeNotReady describes node's Ready condition when it is not True; "" when it is.
