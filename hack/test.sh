@@ -118,7 +118,16 @@ main() {
     rc=0
     # 120m: the kill-at-every-event tests install, change and upgrade a platform once
     # per event of the run they kill.
+    # Each scenario appends its row (re-runs, their wall time and writes, leftovers).
+    export ONTO_FAULTS_REPORT=$repo/.cluster/faults-report.md
+    : >"$ONTO_FAULTS_REPORT"
     go test -count=1 -timeout 120m -tags faults -p 1 "${extra[@]}" ./test/faults/... || rc=$?
+    {
+      echo
+      echo "| scenario | re-runs converged | re-run wall, median (max) | objects the re-run wrote, median (max) | left behind |"
+      echo "|---|---|---|---|---|"
+      cat "$ONTO_FAULTS_REPORT"
+    } >&2
     ;;
   *)
     log "unknown mode $mode (want: test, bench, helm, scale or faults)"

@@ -88,8 +88,8 @@ type run struct {
 }
 
 // applyWithFault runs `apply -f file -o json` with the built binary and, at the first
-// event at accepts, starts fault beside it.
-func applyWithFault(t *testing.T, c *testcluster.Cluster, file string, at func(apply.Event) bool, fault func(), args ...string) run {
+// event at accepts, starts fault beside it, given the run's process.
+func applyWithFault(t *testing.T, c *testcluster.Cluster, file string, at func(apply.Event) bool, fault func(*os.Process), args ...string) run {
 	t.Helper()
 	cmd := exec.Command(plugin(t), append([]string{"apply", "-f", file, "-o", "json", "--kubeconfig", c.Kubeconfig}, args...)...)
 	var stderr bytes.Buffer
@@ -115,7 +115,7 @@ func applyWithFault(t *testing.T, c *testcluster.Cluster, file string, at func(a
 		if !started && at != nil && at(ev) {
 			started = true
 			faultDone.Add(1)
-			go func() { defer faultDone.Done(); fault() }()
+			go func() { defer faultDone.Done(); fault(cmd.Process) }()
 		}
 	}
 	err = cmd.Wait()
@@ -218,14 +218,15 @@ func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...s
 	if ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue || p.Status.Phase != v1alpha1.PhaseRunning {
 		t.Fatalf("status after the re-run: phase %s, Ready %+v", p.Status.Phase, ready)
 	}
+	recordRerun(t, r)
 	return r
 }
 
 // outage is a crash of component (SIGKILL), down for down, then its restart. Not
 // SIGTERM: a terminating kube-apiserver drains its open watches (this run's) for tens
 // of seconds, serving meanwhile, so the outage would not start when the test says.
-func outage(t *testing.T, c *testcluster.Cluster, component string, down time.Duration) func() {
-	return func() {
+func outage(t *testing.T, c *testcluster.Cluster, component string, down time.Duration) func(*os.Process) {
+	return func(*os.Process) {
 		start := time.Now()
 		c.Restart(t, component, down, true)
 		t.Logf("%s back after %s", component, time.Since(start).Round(100*time.Millisecond))
@@ -238,6 +239,7 @@ func outage(t *testing.T, c *testcluster.Cluster, component string, down time.Du
 func TestShortOutagesMidApply(t *testing.T) {
 	for _, component := range []string{"kube-apiserver", "etcd"} {
 		t.Run(component, func(t *testing.T) {
+			scenario(t, map[string]string{"kube-apiserver": "4", "etcd": "5"}[component]+": "+component+" down 3 s mid-apply")
 			c := testcluster.New(t)
 			ns := c.Namespace(t)
 			file := platformFile(t, ns)
@@ -257,6 +259,7 @@ func TestShortOutagesMidApply(t *testing.T) {
 // object; if it was waiting, its wait re-lists and it may finish. Either way the
 // re-run converges.
 func TestLongOutageFailsNamingTheObject(t *testing.T) {
+	scenario(t, "4: kube-apiserver down 20 s, retry budget 5 s")
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	file := platformFile(t, ns)

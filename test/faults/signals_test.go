@@ -37,7 +37,7 @@ import (
 // sentAt is when, zero when the run ended before that event.
 type signalled struct {
 	run
-	sentAt, exitedAt time.Time
+	startedAt, sentAt, exitedAt time.Time
 }
 
 // applySignalled runs the built binary with args (a command and its flags) and `-o
@@ -54,10 +54,11 @@ func applySignalled(t *testing.T, c *testcluster.Cluster, args []string, at func
 	if err != nil {
 		t.Fatal(err)
 	}
+	var s signalled
+	s.startedAt = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var s signalled
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	fired := false
@@ -144,6 +145,7 @@ func killAtEveryEvent(t *testing.T, prepare killPoint) {
 
 // TestKillAtEveryEventOfAnInstall: the run is an install from nothing.
 func TestKillAtEveryEventOfAnInstall(t *testing.T) {
+	scenario(t, "SIGKILL at every event of an install (1: the dead lease taken over)")
 	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
 		file := platformFile(t, ns)
 		return applyArgs(file), file
@@ -153,6 +155,7 @@ func TestKillAtEveryEventOfAnInstall(t *testing.T) {
 // TestKillAtEveryEventOfAConfigChange: the run is the apply of a log level change,
 // which rolls every plane's workloads, to an installed platform.
 func TestKillAtEveryEventOfAConfigChange(t *testing.T) {
+	scenario(t, "SIGKILL at every event of a config change")
 	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
 		file := platformFile(t, ns)
 		if r := applySignalled(t, c, applyArgs(file), nth(0), 0); r.code != 0 {
@@ -166,6 +169,7 @@ func TestKillAtEveryEventOfAConfigChange(t *testing.T) {
 // TestKillAtEveryEventOfAnUpgrade: the run is `upgrade -f` from 1.5.0 to 1.6.0 of an
 // installed platform, with canaries soaked 1 s; the re-run resumes it.
 func TestKillAtEveryEventOfAnUpgrade(t *testing.T) {
+	scenario(t, "SIGKILL at every event of an upgrade")
 	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
 		file := platformFile(t, ns)
 		setVersion(t, file, "1.5.0")
@@ -182,6 +186,7 @@ func TestKillAtEveryEventOfAnUpgrade(t *testing.T) {
 // (the components moved before stay moved), starts at that component, removes the
 // canary and converges.
 func TestKillInADataPlaneCanarySoak(t *testing.T) {
+	scenario(t, "2: SIGKILL in a data-plane canary soak")
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	file := platformFile(t, ns)
@@ -242,6 +247,7 @@ func TestKillInADataPlaneCanarySoak(t *testing.T) {
 // The run exits within 5 s with 130, records Progressing=False/Interrupted, and leaves
 // no lease; the re-run converges.
 func TestInterruptDuringPlaneWait(t *testing.T) {
+	scenario(t, "3: SIGINT during a plane wait")
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	file := platformFile(t, ns)
@@ -287,6 +293,7 @@ func TestInterruptDuringPlaneWait(t *testing.T) {
 // holds the lock fails within 2 s naming the holder; with --lock-wait it runs once the
 // first is done, and exits 0.
 func TestSecondRunWhileTheFirstHoldsTheLock(t *testing.T) {
+	scenario(t, "8: two runs at once")
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
 	file := platformFile(t, ns)
