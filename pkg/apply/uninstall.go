@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -28,6 +29,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -175,12 +177,37 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 // deleteStage deletes the steps of one stage at once and returns when all their
 // objects are gone, or at the first failure, which cancels the others; each step
 // reports its own plane's start, deletion and failure.
+//
+// An uninstall interrupted before may have deleted workloads whose pods are still
+// there (orphanedPods): the stage first waits for those of the planes deleted before
+// its own, and each step waits for those of its stage's planes beside its own pods.
 func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult) error {
+	var sameStage func(*unstructured.Unstructured) bool
+	if opts.DryRun != DryRunServer {
+		orphaned, err := a.orphanedPods(ctx, p)
+		if err != nil {
+			return &ApplyError{Plane: stage[0].Plane, Err: err}
+		}
+		rank := uninstallRank(stage[0].Plane)
+		earlier := func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r < rank }
+		sameStage = func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r == rank }
+		if rank > 1 {
+			wctx, cancel := context.WithTimeout(ctx, planeTimeout(opts))
+			err := a.waitPodsGone(wctx, map[string]map[types.UID]bool{p.Platform.Namespace: {}}, earlier)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return &ApplyError{Plane: stage[0].Plane, Err: fmt.Errorf("the pods of the planes deleted before are not gone after %s: %w", planeTimeout(opts), err)}
+			}
+		}
+	}
 	deleted := make([]int, len(stage))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, step := range stage {
 		g.Go(func() error {
-			n, err := a.deleteStep(gctx, p, step, opts)
+			n, err := a.deleteStep(gctx, p, step, opts, sameStage)
 			deleted[i] = n
 			// A step cancelled because another of the stage failed did not fail itself.
 			cancelledBySibling := ctx.Err() == nil && gctx.Err() != nil && errors.Is(err, context.Canceled)
@@ -198,8 +225,9 @@ func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []Uni
 }
 
 // deleteStep deletes one step's objects, then waits until they and their workloads'
-// pods are gone; it returns how many deletes were accepted.
-func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions) (int, error) {
+// pods are gone, and the pods orphaned accepts (nil: none); it returns how many
+// deletes were accepted.
+func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions, orphaned func(*unstructured.Unstructured) bool) (int, error) {
 	a.emit(Event{Type: EventPlaneStarted, Plane: step.Plane, Message: fmt.Sprintf("%d to delete", len(step.Objects))})
 	var objs []*unstructured.Unstructured
 	for _, ref := range step.Objects {
@@ -212,6 +240,9 @@ func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step Uninsta
 		var err error
 		if owners, err = a.podOwners(ctx, objs); err != nil {
 			return 0, &ApplyError{Plane: step.Plane, Err: err}
+		}
+		if ns := p.Platform.Namespace; orphaned != nil && owners[ns] == nil {
+			owners[ns] = map[types.UID]bool{}
 		}
 	}
 	var accepted atomic.Int64
@@ -233,15 +264,12 @@ func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step Uninsta
 	if opts.DryRun == DryRunServer {
 		return len(objs), nil
 	}
-	timeout := opts.PlaneTimeout
-	if timeout <= 0 {
-		timeout = 5 * time.Minute
-	}
+	timeout := planeTimeout(opts)
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := a.waitGone(wctx, objs)
 	if err == nil {
-		err = a.waitPodsGone(wctx, owners)
+		err = a.waitPodsGone(wctx, owners, orphaned)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -395,12 +423,76 @@ func (a *Applier) podOwners(ctx context.Context, objs []*unstructured.Unstructur
 	return owners, nil
 }
 
+// planeTimeout is how long a step's objects and pods may take to go.
+func planeTimeout(opts UninstallOptions) time.Duration {
+	if opts.PlaneTimeout <= 0 {
+		return 5 * time.Minute
+	}
+	return opts.PlaneTimeout
+}
+
+// uninstallRank orders planes as the uninstall deletes them: the service planes (1),
+// infrastructure (2), tenancy (3), and after them the data, the OntoPlatform and the
+// namespace (4).
+func uninstallRank(plane string) int {
+	switch {
+	case plane == string(v1alpha1.PlaneInfrastructure):
+		return 2
+	case plane == string(v1alpha1.PlaneTenancy):
+		return 3
+	case servicePlane(plane):
+		return 1
+	}
+	return 4
+}
+
+// orphanedPods recognises the pods of workloads an earlier, interrupted uninstall
+// deleted in the background: the workload is gone, so podOwners cannot find them from
+// it, but the garbage collector may not have deleted them (or their ReplicaSets) yet.
+// Such a pod, in the platform's namespace, carries the platform's labels (instance,
+// managed-by) and is controlled by a StatefulSet the plan does not hold live, or by a
+// ReplicaSet that no Deployment the plan holds live controls; the predicate gives the
+// uninstallRank of its plane (its component label). Pods of Jobs are never orphans
+// (a migration Job goes with the OntoPlatform). One LIST of the namespace's
+// ReplicaSets with the platform's labels.
+func (a *Applier) orphanedPods(ctx context.Context, p *UninstallPlan) (func(*unstructured.Unstructured) (int, bool), error) {
+	ns := p.Platform.Namespace
+	platformLabels := labels.Set{v1alpha1.LabelInstance: p.Platform.Name, v1alpha1.LabelManagedBy: plan.FieldManager}
+	list, err := a.Clients.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: platformLabels.String()})
+	if err != nil {
+		return nil, fmt.Errorf("list the platform's ReplicaSets in %s: %w", ns, err)
+	}
+	live := map[types.UID]bool{} // the plan's live Deployments and StatefulSets
+	for _, obj := range p.live {
+		if k := obj.GetKind(); k == health.KindDeployment || k == health.KindStatefulSet {
+			live[obj.GetUID()] = true
+		}
+	}
+	kept := map[types.UID]bool{} // ReplicaSets of a live Deployment, or of no Deployment
+	for _, rs := range list.Items {
+		if ref := metav1.GetControllerOfNoCopy(&rs); ref == nil || ref.Kind != health.KindDeployment || live[ref.UID] {
+			kept[rs.UID] = true
+		}
+	}
+	selector := platformLabels.AsSelector()
+	return func(pod *unstructured.Unstructured) (int, bool) {
+		ref := metav1.GetControllerOfNoCopy(pod)
+		switch {
+		case ref == nil || !selector.Matches(labels.Set(pod.GetLabels())):
+			return 0, false
+		case ref.Kind == "ReplicaSet" && !kept[ref.UID], ref.Kind == health.KindStatefulSet && !live[ref.UID]:
+			return uninstallRank(pod.GetLabels()[v1alpha1.LabelComponent]), true
+		}
+		return 0, false
+	}, nil
+}
+
 // waitPodsGone waits, with one list+watch of pods per namespace, until no pod is left
-// whose controller is one of owners (podOwners): deleted in the background, the
-// workloads' pods go after them. A pod is known by its owner, not by labels, so the
-// pods of other workloads with the same labels (a migration Job's, another tool's)
-// are not waited for.
-func (a *Applier) waitPodsGone(ctx context.Context, owners map[string]map[types.UID]bool) error {
+// whose controller is one of owners (podOwners), nor one that orphaned (may be nil)
+// accepts: deleted in the background, the workloads' pods go after them. A pod is
+// known by its owner, not by labels alone, so the pods of other workloads with the
+// same labels (a migration Job's, another tool's) are not waited for.
+func (a *Applier) waitPodsGone(ctx context.Context, owners map[string]map[types.UID]bool, orphaned func(*unstructured.Unstructured) bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for ns, uids := range owners {
 		g.Go(func() error {
@@ -410,7 +502,7 @@ func (a *Applier) waitPodsGone(ctx context.Context, owners map[string]map[types.
 						return true
 					}
 				}
-				return false
+				return orphaned != nil && orphaned(pod)
 			}
 			left := map[string]bool{}
 			pre := func(store cache.Store) (bool, error) {

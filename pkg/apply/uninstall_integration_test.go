@@ -386,3 +386,72 @@ func TestUninstallRemovesWatchFinalizer(t *testing.T) {
 		t.Fatalf("the OntoPlatform after uninstall: %v, want it gone", err)
 	}
 }
+
+// TestUninstallRerunWaitsForPodsOfDeletedWorkloads: an uninstall interrupted once it
+// deleted a service plane's Deployment leaves that Deployment's pods to the garbage
+// collector; the re-run no longer sees the Deployment, yet must not delete
+// infrastructure before those pods are gone. One pod is held by a finalizer: until
+// it is released, the re-run waits and postgres stays.
+func TestUninstallRerunWaitsForPodsOfDeletedWorkloads(t *testing.T) {
+	t.Parallel()
+	f := install(t, false)
+	ctx := t.Context()
+	pods, err := f.cluster.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelName + "=" + v1alpha1.ComponentOntologyService})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("ontology-service pods: %v, %d", err, len(pods.Items))
+	}
+	held := pods.Items[0].Name
+	const hold = "onto.dev/test-hold"
+	setFinalizers := func(finalizers string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
+		if _, err := f.cluster.Kube.CoreV1().Pods(f.ns).Patch(context.Background(), held, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	setFinalizers(`["` + hold + `"]`)
+	t.Cleanup(func() { setFinalizers("null") })
+
+	// The first run stops (as on Ctrl-C) once ontology-service is deleted.
+	stopCtx, stop := context.WithCancel(ctx)
+	a := &apply.Applier{Clients: f.clients, Now: time.Now, Observer: func(e apply.Event) {
+		if e.Type == apply.EventObjectDeleted && e.Object == "Deployment "+f.ns+"/ontology-service" {
+			stop()
+		}
+	}}
+	if _, err := a.Uninstall(stopCtx, f.ns, "", apply.UninstallOptions{Holder: "test", PlaneTimeout: 90 * time.Second}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the interrupted uninstall: %v, want context.Canceled", err)
+	}
+	if _, err := f.cluster.Kube.AppsV1().Deployments(f.ns).Get(ctx, "ontology-service", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ontology-service after the interrupted run: %v, want it deleted", err)
+	}
+
+	type result struct {
+		events []apply.Event
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 90 * time.Second})
+		done <- result{events, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the re-run finished (err %v) while pod %s of the deleted ontology-service was still there; events %+v", r.err, held, r.events)
+	case <-time.After(5 * time.Second):
+	}
+	if _, err := f.cluster.Kube.AppsV1().StatefulSets(f.ns).Get(ctx, "postgres", metav1.GetOptions{}); err != nil {
+		t.Fatalf("postgres while a service pod is still there: %v, want it kept until that pod is gone", err)
+	}
+	released := time.Now()
+	setFinalizers("null")
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("the re-run: %v", r.err)
+	}
+	t.Logf("the re-run finished %s after the held pod was released", time.Since(released).Round(10*time.Millisecond))
+	if _, err := f.cluster.Kube.AppsV1().StatefulSets(f.ns).Get(ctx, "postgres", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("postgres after the re-run: %v, want it deleted", err)
+	}
+	f.platformGone(t)
+}
