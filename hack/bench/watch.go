@@ -136,6 +136,9 @@ func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, ku
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The cold start's requests, and their rate: near the client's 50 QPS limit, the
+	// limiter, not the API server or the passes, sets the cold start.
+	coldCounts := classes(0)
 	// Synced: the first passes are over once the requests pause for 5 s.
 	// With many platforms the passes never pause for 5 s (100 tenants: a pass every
 	// 0.2 s): one resync after the cold start, every platform has had its second pass.
@@ -161,6 +164,7 @@ func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, ku
 
 	fmt.Fprintf(out, "\nwatch --namespaces (theirs) --resync %s, the built binary as its own process, %d tenant platforms (%s):\n", resync, tenants, label)
 	fmt.Fprintf(out, "  cold start to every platform Ready (first passes over): %s; once synced: RSS %s, Go heap in use %s\n", secs(coldStart), rssSynced, heapSynced)
+	fmt.Fprintf(out, "  cold start: %d requests, %.1f per platform, %.1f per second: %s\n", coldCounts.Total(), float64(coldCounts.Total())/float64(max(1, tenants)), float64(coldCounts.Total())/coldStart.Seconds(), coldCounts)
 	fmt.Fprintf(out, "  idle %s: %d requests, %.1f per platform pass, %d writes: %s\n", idle, idleCounts.Total(), float64(idleCounts.Total())/float64(passes), idleCounts.Writes(), idleCounts)
 	if tenants == 0 {
 		return nil
