@@ -20,6 +20,8 @@ import (
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 )
 
 // Exit codes shared by every command.
@@ -95,7 +97,8 @@ const permissionsHint = `see README "Permissions"`
 // explainAPIError rewords the errors of talking to the API server that Go and
 // client-go word for programmers: a server that cannot be reached becomes one line
 // naming the server and the kubeconfig context (server and kubeContext, from the
-// command's flags) with what to check; an RBAC refusal names the user, verb, resource
+// command's flags) with what to check, after the plane and object a run was writing
+// when it failed (an apply.ApplyError) and the retry budget it spent; an RBAC refusal names the user, verb, resource
 // and namespace. Other errors are returned unchanged. An ExitError keeps its code.
 func explainAPIError(err error, server, kubeContext string) error {
 	if err == nil {
@@ -119,7 +122,17 @@ func explainAPIError(err error, server, kubeContext string) error {
 		if kubeContext != "" {
 			where += fmt.Sprintf(" (context %q)", kubeContext)
 		}
-		return &explainedError{msg: fmt.Sprintf("cannot reach %s: %s; %s", where, cause, connectionHint), err: err}
+		msg := fmt.Sprintf("cannot reach %s: %s", where, cause)
+		// Mid-run, what the run was doing and how long it retried matter as much.
+		var spent *apply.BudgetSpentError
+		if errors.As(err, &spent) {
+			msg += fmt.Sprintf(", for the whole retry budget (%s)", spent.Budget)
+		}
+		var during *apply.ApplyError
+		if errors.As(err, &during) {
+			msg = (&apply.ApplyError{Plane: during.Plane, Object: during.Object, Err: errors.New(msg)}).Error()
+		}
+		return &explainedError{msg: msg + "; " + connectionHint, err: err}
 	}
 	if msg, ok := forbiddenMessage(err); ok {
 		return &explainedError{msg: msg, err: err}

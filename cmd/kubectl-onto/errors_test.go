@@ -17,11 +17,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 )
 
 func TestExitCode(t *testing.T) {
@@ -133,6 +136,10 @@ func TestExplainAPIError(t *testing.T) {
 			want: `apply plane gateway: pods "gateway-0" is forbidden: exceeded quota: onto-quota, requested: cpu=2, used: cpu=9, limited: cpu=10`},
 		{name: "connection refused", err: fmt.Errorf("map OntoPlatform: %w", refused), server: "https://10.0.0.1:6443", context: "kind-dev",
 			want: `cannot reach the Kubernetes API server at https://10.0.0.1:6443 (context "kind-dev"): connection refused; check --kubeconfig and --context, or that the cluster is running`},
+		{name: "mid-run: the plane and object written, and the retry budget spent",
+			err:    &apply.ApplyError{Plane: "control", Object: "Service onto/ontology-service", Err: &apply.BudgetSpentError{Budget: 30 * time.Second, Err: refused}},
+			server: "https://10.0.0.1:6443", context: "kind-dev",
+			want: `plane control: Service onto/ontology-service: cannot reach the Kubernetes API server at https://10.0.0.1:6443 (context "kind-dev"): connection refused, for the whole retry budget (30s); check --kubeconfig and --context, or that the cluster is running`},
 		{name: "server from the request when the kubeconfig does not tell", err: refused,
 			want: `cannot reach the Kubernetes API server at https://10.0.0.1:6443: connection refused; check --kubeconfig and --context, or that the cluster is running`},
 		{name: "no such host", err: noHost, server: "https://api.example.invalid:6443", context: "prod",

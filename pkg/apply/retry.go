@@ -52,7 +52,7 @@ func retryTransient(ctx context.Context, budget time.Duration, write func() erro
 	for Transient(err) {
 		step := backoff.Step()
 		if time.Now().Add(step).After(deadline) {
-			return fmt.Errorf("%w (the API server kept failing for the retry budget, %s)", err, budget)
+			return &BudgetSpentError{Budget: budget, Err: err}
 		}
 		select {
 		case <-ctx.Done():
@@ -63,3 +63,16 @@ func retryTransient(ctx context.Context, budget time.Duration, write func() erro
 	}
 	return err
 }
+
+// BudgetSpentError is a write that kept failing transiently for its whole retry
+// budget; Err is its last failure.
+type BudgetSpentError struct {
+	Budget time.Duration
+	Err    error
+}
+
+func (e *BudgetSpentError) Error() string {
+	return fmt.Sprintf("%v (the API server kept failing for the retry budget, %s)", e.Err, e.Budget)
+}
+
+func (e *BudgetSpentError) Unwrap() error { return e.Err }
