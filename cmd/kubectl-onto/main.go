@@ -12,6 +12,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -34,6 +35,17 @@ func run() int {
 			defer f.Close()
 			defer pprof.StopCPUProfile()
 		}
+	}
+	// A heap profile as the command ends (for watch: on Ctrl-C), of what it still
+	// holds: the watch's memory per platform.
+	if path := os.Getenv("KUBECTL_ONTO_MEMPROFILE"); path != "" {
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				runtime.GC()
+				_ = pprof.WriteHeapProfile(f)
+				_ = f.Close()
+			}
+		}()
 	}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	root := NewCmdRoot(streams, os.Getenv)
