@@ -131,6 +131,10 @@ func (o *WatchOptions) Validate() error {
 
 // Run runs the reconciler until ctx ends (Ctrl-C, SIGTERM).
 func (o *WatchOptions) Run(ctx context.Context) error {
+	// Each platform reconciled at once gets one CLI run's rate limits: with one
+	// shared 50 QPS limiter, the first passes of many platforms (a plan and an apply
+	// each) queued behind it, about 2 s per platform.
+	o.clientShare = o.MaxConcurrentReconciles
 	clients, err := o.Clients()
 	if err != nil {
 		return err

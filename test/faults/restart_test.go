@@ -246,7 +246,11 @@ func TestShortOutagesMidApply(t *testing.T) {
 			start := time.Now()
 			r := applyWithFault(t, c, file, planeReady("infrastructure"), outage(t, c, component, 3*time.Second))
 			if r.code != 0 {
-				t.Fatalf("apply through a 3 s %s outage exited %d: %s", component, r.code, r.stderr)
+				last := apply.Event{}
+				if n := len(r.events); n > 0 {
+					last = r.events[n-1]
+				}
+				t.Fatalf("apply through a 3 s %s outage exited %d: %s\nlast event: %+v", component, r.code, r.stderr, last)
 			}
 			t.Logf("apply through a 3 s %s outage: exit 0 in %s", component, time.Since(start).Round(100*time.Millisecond))
 			converges(t, c, ns, file)
