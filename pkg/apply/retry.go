@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,8 +19,9 @@ import (
 )
 
 // Transient reports whether a write failed for a reason that passes by itself: the
-// API server unreachable or restarting (connection refused or reset, EOF), overloaded
-// (429, 503), timing out, or etcd changing its leader (a 500 from the API server).
+// API server unreachable or restarting (connection refused or reset, EOF, a response
+// cut short), overloaded (429, 503), timing out, or etcd changing its leader (a 500
+// from the API server).
 // A rejection of the object itself (invalid, forbidden, conflict) is not.
 func Transient(err error) bool {
 	if err == nil {
@@ -30,6 +32,11 @@ func Transient(err error) bool {
 		apierrors.IsTimeout(err), apierrors.IsInternalError(err):
 		return true
 	case utilnet.IsConnectionRefused(err), utilnet.IsConnectionReset(err), utilnet.IsProbableEOF(err), utilnet.IsHTTP2ConnectionLost(err):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// An API server killed mid-response: client-go wraps the body's read error
+		// ("unexpected error when reading response body. Please retry."), which
+		// IsProbableEOF, comparing err itself, does not see.
 		return true
 	}
 	var timeout interface{ Timeout() bool }

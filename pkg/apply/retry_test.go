@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +27,8 @@ func TestTransient(t *testing.T) {
 		want bool
 	}{
 		{fmt.Errorf("patch: %w", syscall.ECONNREFUSED), true},
+		// client-go's words for a response cut short by an API server's death.
+		{fmt.Errorf("unexpected error when reading response body. Please retry. Original error: %w", io.ErrUnexpectedEOF), true},
 		{apierrors.NewTooManyRequests("slow down", 1), true},
 		{apierrors.NewServiceUnavailable("restarting"), true},
 		{apierrors.NewInternalError(errors.New("etcdserver: leader changed")), true},
