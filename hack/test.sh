@@ -113,15 +113,16 @@ main() {
     go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" -scale "${ONTO_BENCH_SCALE:-10,50,100}" "${bench_flags[@]}" || rc=$?
     ;;
   faults)
-    # Serial (-p 1, no t.Parallel in them): a restarted API server or etcd disturbs
-    # every test running beside it.
+    # Serial (-p 1; only the kill points of one test run in parallel, none beside a
+    # restart): a restarted API server or etcd disturbs every test running beside it.
     rc=0
-    # 120m: the kill-at-every-event tests install, change and upgrade a platform once
-    # per event of the run they kill.
+    # 180m: the kill-at-every-event tests install, change and upgrade a platform once
+    # per event of the run they kill (about 55, 40 and 250 events), 4 kill points at a
+    # time (ONTO_FAULTS_PARALLEL); ONTO_FAULTS_KILL_POINTS=N-M runs only some.
     # Each scenario appends its row (re-runs, their wall time and writes, leftovers).
     export ONTO_FAULTS_REPORT=$repo/.cluster/faults-report.md
     : >"$ONTO_FAULTS_REPORT"
-    go test -count=1 -timeout 120m -tags faults -p 1 "${extra[@]}" ./test/faults/... || rc=$?
+    go test -count=1 -timeout 180m -tags faults -p 1 -parallel "${ONTO_FAULTS_PARALLEL:-4}" "${extra[@]}" ./test/faults/... || rc=$?
     {
       echo
       echo "| scenario | re-runs converged | re-run wall, median (max) | objects the re-run wrote, median (max) | left behind |"

@@ -18,7 +18,9 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -113,6 +115,10 @@ type killPoint func(t *testing.T, c *testcluster.Cluster, ns string) (args []str
 // a namespace of its own, and checks the same things after each: the immediate re-run
 // of the same command takes the dead run's lease over and converges (exit 0, plan
 // empty, Secrets and volumes kept, no lease or canary left, Ready).
+//
+// The kill points run in parallel (go test -parallel, hack/test.sh faults: 4): an
+// upgrade has about 250 of them, a minute each. ONTO_FAULTS_KILL_POINTS=N-M runs only
+// points N to M (N- from N on), to spread them over several runs.
 func killAtEveryEvent(t *testing.T, prepare killPoint) {
 	c := testcluster.New(t)
 	// The event count of an undisturbed run bounds the kill points.
@@ -122,10 +128,15 @@ func killAtEveryEvent(t *testing.T, prepare killPoint) {
 		t.Fatalf("undisturbed run %v exited %d: %s", args, full.code, full.stderr)
 	}
 	points := len(full.events) - 1 // the last event is the end of the run
-	t.Logf("%v: %d events undisturbed, %d kill points", args, len(full.events), points)
-	converged := 0
-	for n := 1; n <= points; n++ {
-		ok := t.Run(fmt.Sprintf("%02d-%s", n, full.events[n-1].Type), func(t *testing.T) {
+	from, to := killPointRange(t, points)
+	t.Logf("%v: %d events undisturbed, %d kill points, running %d to %d", args, len(full.events), points, from, to)
+	var converged atomic.Int32
+	t.Cleanup(func() {
+		t.Logf("kill points %d to %d of %d: %d converged", from, to, points, converged.Load())
+	})
+	for n := from; n <= to; n++ {
+		t.Run(fmt.Sprintf("%03d-%s", n, full.events[n-1].Type), func(t *testing.T) {
+			t.Parallel()
 			ns := c.Namespace(t)
 			args, file := prepare(t, c, ns)
 			start := time.Now()
@@ -134,13 +145,31 @@ func killAtEveryEvent(t *testing.T, prepare killPoint) {
 				t.Fatalf("the run ended after %d events, before event %d", len(k.events), n)
 			}
 			converges(t, c, ns, file, args...)
+			converged.Add(1)
 			t.Logf("killed after event %d (%s %s %s), converged in %s", n, k.events[n-1].Type, k.events[n-1].Plane, k.events[n-1].Object, time.Since(start).Round(100*time.Millisecond))
 		})
-		if ok {
-			converged++
+	}
+}
+
+// killPointRange is the kill points to run, 1 to points unless
+// ONTO_FAULTS_KILL_POINTS says otherwise (N-M, or N- for N to the last).
+func killPointRange(t *testing.T, points int) (from, to int) {
+	spec := os.Getenv("ONTO_FAULTS_KILL_POINTS")
+	if spec == "" {
+		return 1, points
+	}
+	lo, hi, ok := strings.Cut(spec, "-")
+	from, err := strconv.Atoi(lo)
+	if !ok || err != nil || from < 1 {
+		t.Fatalf("ONTO_FAULTS_KILL_POINTS=%q: want N-M or N-", spec)
+	}
+	to = points
+	if hi != "" {
+		if to, err = strconv.Atoi(hi); err != nil || to < from {
+			t.Fatalf("ONTO_FAULTS_KILL_POINTS=%q: want N-M with M >= N", spec)
 		}
 	}
-	t.Logf("kill points: %d, converged: %d", points, converged)
+	return from, min(to, points)
 }
 
 // TestKillAtEveryEventOfAnInstall: the run is an install from nothing.
