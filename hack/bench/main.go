@@ -68,6 +68,10 @@ type config struct {
 	scaleRuns  int
 	scaleWatch bool
 	parallel   int
+	// watchBaseline, when set, is another build whose watch cold start is timed
+	// beside this one's, over the same fleet (-scale, -watch-tenants).
+	watchBaseline string
+	watchRounds   int
 }
 
 func main() {
@@ -90,6 +94,8 @@ func main() {
 	flag.IntVar(&c.scaleRuns, "scale-runs", 3, "interleaved rounds of plan/diff/no-op apply/kubectl apply per fleet with -scale")
 	flag.BoolVar(&c.scaleWatch, "scale-watch", true, "with -scale: measure the watch over each fleet too")
 	flag.IntVar(&c.parallel, "parallel", 4, "with -scale: kubectl-onto's --parallel")
+	flag.StringVar(&c.watchBaseline, "watch-baseline", "", "with -scale or -watch-tenants: time the watch's cold start of this kubectl-onto binary (another build) beside the built one's, interleaved, before the watch's other figures")
+	flag.IntVar(&c.watchRounds, "watch-rounds", 3, "rounds of the cold-start comparison with -watch-baseline")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -154,14 +160,15 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 	}
 
 	if c.watchTenants >= 0 {
-		return measureWatch(ctx, out, cl, tmp, c.kubeconfig, c.tenantFile, c.watchTenants, c.watchRepairs, func(ns string) { namespaces = append(namespaces, ns) })
+		return measureWatch(ctx, out, cl, tmp, c.kubeconfig, c.tenantFile, c.watchTenants, c.watchRepairs, c.watchBaseline, c.watchRounds, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.scale != "" {
 		sizes, err := parseSizes(c.scale)
 		if err != nil {
 			return err
 		}
-		sc := scaleConfig{sizes: sizes, runs: max(1, c.scaleRuns), parallel: max(1, c.parallel), tenantFile: c.tenantFile, repairs: c.watchRepairs, watch: c.scaleWatch}
+		sc := scaleConfig{sizes: sizes, runs: max(1, c.scaleRuns), parallel: max(1, c.parallel), tenantFile: c.tenantFile, repairs: c.watchRepairs, watch: c.scaleWatch,
+			watchBaseline: c.watchBaseline, watchRounds: max(1, c.watchRounds)}
 		return measureScale(ctx, out, cl, kubectl, tmp, c.kubeconfig, sc, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.helm != "" {

@@ -32,6 +32,9 @@ type scaleConfig struct {
 	repairs    int
 	// watch measures `kubectl-onto watch` over each fleet before it is deleted.
 	watch bool
+	// watchBaseline: see config.
+	watchBaseline string
+	watchRounds   int
 }
 
 // parseSizes reads -scale's comma-separated fleet sizes.
@@ -136,6 +139,11 @@ func measureFleet(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl
 		c.planReq, c.diffReq, c.noopReq, c.applyReq)
 	fmt.Fprintf(out, "control plane with the fleet installed: %s\n", controlPlane)
 
+	if sc.watch && sc.watchBaseline != "" {
+		if err := compareColdStarts(ctx, out, bin, sc.watchBaseline, kubeconfig, f.Namespaces, n, sc.watchRounds); err != nil {
+			return err
+		}
+	}
 	if sc.watch {
 		if err := watchTenants(ctx, out, cl, bin, kubeconfig, f.Namespaces, n, filepath.Base(sc.tenantFile), sc.repairs); err != nil {
 			return err

@@ -32,7 +32,7 @@ import (
 // measureWatch installs tenants platforms of the tenant example with the built
 // binary, one after the other, then measures the watch over them (watchTenants). With
 // 0 tenants it watches one empty namespace: the floor.
-func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, kubeconfig, tenantFile string, tenants, repairs int, addNamespace func(string)) error {
+func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, kubeconfig, tenantFile string, tenants, repairs int, baseline string, rounds int, addNamespace func(string)) error {
 	bin, err := buildPlugin(ctx, tmp)
 	if err != nil {
 		return err
@@ -63,6 +63,11 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 		}
 		namespaces = append(namespaces, ns)
 	}
+	if baseline != "" && tenants > 0 {
+		if err := compareColdStarts(ctx, out, bin, baseline, kubeconfig, namespaces, tenants, max(1, rounds)); err != nil {
+			return err
+		}
+	}
 	return watchTenants(ctx, out, cl, bin, kubeconfig, namespaces, tenants, filepath.Base(tenantFile), repairs)
 }
 
@@ -75,66 +80,21 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 // deleted Deployment takes to come back (p50, p99 over repairs spread over the
 // tenants). The namespaces are deleted at the end, while the watch still runs.
 func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kubeconfig string, namespaces []string, tenants int, label string, repairs int) error {
-	metricsAddr, err := freeAddress()
-	if err != nil {
-		return err
-	}
-
 	// Only the tenants' namespaces: other platforms of a shared cluster would count.
 	const resync = 20 * time.Second
-	watch := exec.CommandContext(ctx, bin, "watch", "--namespaces", strings.Join(namespaces, ","), "-v", "6", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", metricsAddr, "--resync", resync.String())
-	stderr, err := watch.StderrPipe()
+	w, err := launchWatch(ctx, bin, kubeconfig, namespaces, resync)
 	if err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	var requests []string // "VERB url" of every response, in order
-	started := time.Now()
-	if err := watch.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = watch.Process.Signal(os.Interrupt)
-		_ = watch.Wait()
-	}()
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if !strings.Contains(line, "msg=Response") {
-				continue
-			}
-			mu.Lock()
-			requests = append(requests, line)
-			mu.Unlock()
-		}
-	}()
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(requests)
-	}
-	classes := func(from int) bench.Counts {
-		mu.Lock()
-		defer mu.Unlock()
-		return bench.CountLogLines(requests[from:])
-	}
+	defer w.stop()
+	count, classes := w.count, w.classes
 
 	// Cold start: until the metrics say every platform is Ready (its first pass is
 	// over); with no platform, until the metrics answer.
 	logf("watch started; waiting until every platform reports ready")
-	var coldStart time.Duration
-	for {
-		if m, err := scrape(ctx, metricsAddr); err == nil && readyPlatforms(m) == tenants {
-			coldStart = time.Since(started)
-			break
-		}
-		if time.Since(started) > 5*time.Minute {
-			return fmt.Errorf("the platforms did not all report ready within 5 minutes")
-		}
-		time.Sleep(100 * time.Millisecond)
+	coldStart, err := w.untilReady(ctx, tenants)
+	if err != nil {
+		return err
 	}
 	// The cold start's requests, and their rate: near the client's 50 QPS limit, the
 	// limiter, not the API server or the passes, sets the cold start.
@@ -149,6 +109,7 @@ func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, ku
 			last, quietSince = n, time.Now()
 		}
 	}
+	watch, metricsAddr := w.cmd, w.metricsAddr
 	rssSynced := rssOf(watch.Process.Pid)
 	heapSynced := "unknown"
 	if m, err := scrape(ctx, metricsAddr); err == nil {
@@ -207,6 +168,132 @@ func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, ku
 	// which it drops for a namespace being deleted.
 	logf("delete %d namespaces (the watch releases its finalizers)", len(namespaces))
 	return cl.DeleteNamespaces(ctx, namespaces, 10*time.Minute)
+}
+
+// runningWatch is `kubectl-onto watch` started by launchWatch, its API requests
+// counted from its -v 6 log.
+type runningWatch struct {
+	cmd         *exec.Cmd
+	metricsAddr string
+	started     time.Time
+	mu          sync.Mutex
+	requests    []string // "VERB url" of every response, in order
+}
+
+// launchWatch starts bin's watch of namespaces with --resync resync, serving metrics
+// on a free local port.
+func launchWatch(ctx context.Context, bin, kubeconfig string, namespaces []string, resync time.Duration) (*runningWatch, error) {
+	metricsAddr, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "watch", "--namespaces", strings.Join(namespaces, ","), "-v", "6", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", metricsAddr, "--resync", resync.String())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	w := &runningWatch{cmd: cmd, metricsAddr: metricsAddr, started: time.Now()}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.Contains(line, "msg=Response") {
+				continue
+			}
+			w.mu.Lock()
+			w.requests = append(w.requests, line)
+			w.mu.Unlock()
+		}
+	}()
+	return w, nil
+}
+
+// stop interrupts the watch (Ctrl-C) and waits for it to exit.
+func (w *runningWatch) stop() {
+	_ = w.cmd.Process.Signal(os.Interrupt)
+	_ = w.cmd.Wait()
+}
+
+func (w *runningWatch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.requests)
+}
+
+// classes counts the requests from the from-th on, by class.
+func (w *runningWatch) classes(from int) bench.Counts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bench.CountLogLines(w.requests[from:])
+}
+
+// untilReady waits until the metrics report tenants platforms ready (with none,
+// until they answer) and returns the time since the start; 5 minutes at most.
+func (w *runningWatch) untilReady(ctx context.Context, tenants int) (time.Duration, error) {
+	for {
+		if m, err := scrape(ctx, w.metricsAddr); err == nil && readyPlatforms(m) == tenants {
+			return time.Since(w.started), nil
+		}
+		if time.Since(w.started) > 5*time.Minute {
+			return 0, fmt.Errorf("the platforms did not all report ready within 5 minutes")
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// compareColdStarts times the watch's cold start over the fleet, bin beside
+// baseline (another build), in rounds interleaved rounds after one untimed warm-up
+// (the first watch adds its finalizer to every OntoPlatform): wall until every
+// platform reports ready, and its requests.
+func compareColdStarts(ctx context.Context, out io.Writer, bin, baseline, kubeconfig string, namespaces []string, tenants, rounds int) error {
+	run := func(b string) (time.Duration, bench.Counts, error) {
+		w, err := launchWatch(ctx, b, kubeconfig, namespaces, 5*time.Minute)
+		if err != nil {
+			return 0, bench.Counts{}, err
+		}
+		defer w.stop()
+		d, err := w.untilReady(ctx, tenants)
+		return d, w.classes(0), err
+	}
+	logf("watch cold start: warm-up")
+	if _, _, err := run(bin); err != nil {
+		return err
+	}
+	var ours, theirs []time.Duration
+	var oursReq, theirsReq bench.Counts
+	for r := range rounds {
+		for i := range 2 {
+			// Each round alternates which goes first.
+			b := bin
+			if (r+i)%2 == 1 {
+				b = baseline
+			}
+			logf("watch cold start, round %d of %d: %s", r+1, rounds, b)
+			d, req, err := run(b)
+			if err != nil {
+				return err
+			}
+			if b == bin {
+				ours, oursReq = append(ours, d), req
+			} else {
+				theirs, theirsReq = append(theirs, d), req
+			}
+		}
+	}
+	fmt.Fprintf(out, "\nwatch cold start over %d platforms, to every platform ready, %d interleaved rounds (whole processes):\n", tenants, rounds)
+	fmt.Fprintf(out, "  this build: median %s (%s), %d requests: %s\n", secs(bench.Median(ours)), durations(ours), oursReq.Total(), oursReq)
+	fmt.Fprintf(out, "  baseline %s: median %s (%s), %d requests: %s\n", baseline, secs(bench.Median(theirs)), durations(theirs), theirsReq.Total(), theirsReq)
+	fmt.Fprintf(out, "  ratio %.2f\n", bench.Ratio(bench.Median(ours), bench.Median(theirs)))
+	return nil
 }
 
 // freeAddress is a local address no one listens on, for the watch's metrics.
