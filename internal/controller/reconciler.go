@@ -217,6 +217,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	opts.Live, opts.Planned = r.Live, planned
 	desiredID := desiredID(source, &p)
 	opts.Unchanged = r.unchanged.skip(ref, desiredID)
+	if opts.Unchanged == nil {
+		// No pass remembers these objects as applied (the first pass after a start,
+		// or of a new spec): the plan lists each kind from the API server, with the
+		// managedFields the cache strips, so an object this tool's fields already
+		// match is known unchanged without a request. From the cache, each object
+		// would cost a GET of its own (planned from the API, as the cache may lag).
+		opts.Live = nil
+	}
 	fighting := r.fights.fighting(ref, r.now())
 	if len(fighting) > 0 {
 		// Left as the other manager has it; the rest is still kept.
