@@ -62,8 +62,12 @@ main() {
       export ONTO_TESTCLUSTER_DIR=$repo/.cluster/scale
       export ONTO_TESTCLUSTER_WORKERS=${ONTO_TESTCLUSTER_WORKERS:-24}
     fi
-    export ONTO_TESTCLUSTER_ETCD_PORT=${ONTO_TESTCLUSTER_ETCD_PORT:-$((33790 + off))}
-    export ONTO_TESTCLUSTER_ETCD_PEER_PORT=${ONTO_TESTCLUSTER_ETCD_PEER_PORT:-$((33800 + off))}
+    # etcd's ports are below Linux's ephemeral range (32768-60999): while etcd is down
+    # (a fault test's restart), the API server's redials of a port inside it can
+    # connect to themselves, and the restarted etcd then fails with "address already
+    # in use" (it did, on 35790).
+    export ONTO_TESTCLUSTER_ETCD_PORT=${ONTO_TESTCLUSTER_ETCD_PORT:-$((13790 + off))}
+    export ONTO_TESTCLUSTER_ETCD_PEER_PORT=${ONTO_TESTCLUSTER_ETCD_PEER_PORT:-$((13800 + off))}
     export ONTO_TESTCLUSTER_APISERVER_PORT=${ONTO_TESTCLUSTER_APISERVER_PORT:-$((16443 + off))}
     export ONTO_TESTCLUSTER_KCM_PORT=${ONTO_TESTCLUSTER_KCM_PORT:-$((20257 + off))}
     export ONTO_TESTCLUSTER_SCHEDULER_PORT=${ONTO_TESTCLUSTER_SCHEDULER_PORT:-$((20259 + off))}
