@@ -98,8 +98,9 @@ const permissionsHint = `see README "Permissions"`
 // client-go word for programmers: a server that cannot be reached becomes one line
 // naming the server and the kubeconfig context (server and kubeContext, from the
 // command's flags) with what to check, after the plane and object a run was writing
-// when it failed (an apply.ApplyError) and the retry budget it spent; an RBAC refusal names the user, verb, resource
-// and namespace. Other errors are returned unchanged. An ExitError keeps its code.
+// when it failed (an apply.ApplyError) and the retry budget it spent; an RBAC refusal
+// names the user, verb, resource and namespace. Other errors are returned unchanged.
+// An ExitError keeps its code.
 func explainAPIError(err error, server, kubeContext string) error {
 	if err == nil {
 		return nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -181,13 +182,19 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 // An uninstall interrupted before may have deleted workloads whose pods are still
 // there (orphanedPods): the stage first waits for those of the planes deleted before
 // its own, and each step waits for those of its stage's planes beside its own pods.
+// The namespace's ReplicaSets, listed once before the stage's deletes, tell both
+// those and the pods of the Deployments the steps delete (podOwners).
 func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult) error {
 	var sameStage func(*unstructured.Unstructured) bool
+	var replicaSets []appsv1.ReplicaSet
 	if opts.DryRun != DryRunServer {
-		orphaned, err := a.orphanedPods(ctx, p)
+		ns := p.Platform.Namespace
+		list, err := a.Clients.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return &ApplyError{Plane: stage[0].Plane, Err: err}
+			return &ApplyError{Plane: stage[0].Plane, Err: fmt.Errorf("list the ReplicaSets in %s: %w", ns, err)}
 		}
+		replicaSets = list.Items
+		orphaned := orphanedPods(p, replicaSets)
 		rank := uninstallRank(stage[0].Plane)
 		earlier := func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r < rank }
 		sameStage = func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r == rank }
@@ -207,7 +214,7 @@ func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []Uni
 	g, gctx := errgroup.WithContext(ctx)
 	for i, step := range stage {
 		g.Go(func() error {
-			n, err := a.deleteStep(gctx, p, step, opts, sameStage)
+			n, err := a.deleteStep(gctx, p, step, opts, replicaSets, sameStage)
 			deleted[i] = n
 			// A step cancelled because another of the stage failed did not fail itself.
 			cancelledBySibling := ctx.Err() == nil && gctx.Err() != nil && errors.Is(err, context.Canceled)
@@ -225,9 +232,10 @@ func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []Uni
 }
 
 // deleteStep deletes one step's objects, then waits until they and their workloads'
-// pods are gone, and the pods orphaned accepts (nil: none); it returns how many
-// deletes were accepted.
-func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions, orphaned func(*unstructured.Unstructured) bool) (int, error) {
+// pods are gone, and the pods orphaned accepts (nil: none); replicaSets are the
+// platform namespace's, listed before the deletes. It returns how many deletes were
+// accepted.
+func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions, replicaSets []appsv1.ReplicaSet, orphaned func(*unstructured.Unstructured) bool) (int, error) {
 	a.emit(Event{Type: EventPlaneStarted, Plane: step.Plane, Message: fmt.Sprintf("%d to delete", len(step.Objects))})
 	var objs []*unstructured.Unstructured
 	for _, ref := range step.Objects {
@@ -237,10 +245,7 @@ func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step Uninsta
 	// Deployment is gone, its ReplicaSets may be too while their pods remain.
 	var owners map[string]map[types.UID]bool
 	if opts.DryRun != DryRunServer {
-		var err error
-		if owners, err = a.podOwners(ctx, objs); err != nil {
-			return 0, &ApplyError{Plane: step.Plane, Err: err}
-		}
+		owners = podOwners(objs, replicaSets)
 		if ns := p.Platform.Namespace; orphaned != nil && owners[ns] == nil {
 			owners[ns] = map[types.UID]bool{}
 		}
@@ -386,9 +391,10 @@ func (a *Applier) waitGone(ctx context.Context, objs []*unstructured.Unstructure
 }
 
 // podOwners are the UIDs, by namespace, of whatever controls the pods of the workloads
-// among objs: each StatefulSet, DaemonSet, ReplicaSet or Job, and the ReplicaSets each
-// Deployment controls (one list of ReplicaSets per namespace that has a Deployment).
-func (a *Applier) podOwners(ctx context.Context, objs []*unstructured.Unstructured) (map[string]map[types.UID]bool, error) {
+// among objs: each StatefulSet, DaemonSet, ReplicaSet or Job, and those of
+// replicaSets each Deployment controls (a platform's workloads are all in its
+// namespace, whose ReplicaSets these are).
+func podOwners(objs []*unstructured.Unstructured, replicaSets []appsv1.ReplicaSet) map[string]map[types.UID]bool {
 	owners := map[string]map[types.UID]bool{}
 	add := func(ns string, uid types.UID) {
 		if owners[ns] == nil {
@@ -409,18 +415,13 @@ func (a *Applier) podOwners(ctx context.Context, objs []*unstructured.Unstructur
 			deployments[o.GetNamespace()][o.GetUID()] = true
 		}
 	}
-	for ns, uids := range deployments {
-		list, err := a.Clients.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("list the ReplicaSets of the Deployments to delete in %s: %w", ns, err)
-		}
-		for _, rs := range list.Items {
-			if ref := metav1.GetControllerOf(&rs); ref != nil && uids[ref.UID] {
-				add(ns, rs.UID)
-			}
+	for i := range replicaSets {
+		rs := &replicaSets[i]
+		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && deployments[rs.Namespace][ref.UID] {
+			add(rs.Namespace, rs.UID)
 		}
 	}
-	return owners, nil
+	return owners
 }
 
 // planeTimeout is how long a step's objects and pods may take to go.
@@ -453,15 +454,10 @@ func uninstallRank(plane string) int {
 // managed-by) and is controlled by a StatefulSet the plan does not hold live, or by a
 // ReplicaSet that no Deployment the plan holds live controls; the predicate gives the
 // uninstallRank of its plane (its component label). Pods of Jobs are never orphans
-// (a migration Job goes with the OntoPlatform). One LIST of the namespace's
-// ReplicaSets with the platform's labels.
-func (a *Applier) orphanedPods(ctx context.Context, p *UninstallPlan) (func(*unstructured.Unstructured) (int, bool), error) {
-	ns := p.Platform.Namespace
+// (a migration Job goes with the OntoPlatform). replicaSets are the platform
+// namespace's.
+func orphanedPods(p *UninstallPlan, replicaSets []appsv1.ReplicaSet) func(*unstructured.Unstructured) (int, bool) {
 	platformLabels := labels.Set{v1alpha1.LabelInstance: p.Platform.Name, v1alpha1.LabelManagedBy: plan.FieldManager}
-	list, err := a.Clients.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: platformLabels.String()})
-	if err != nil {
-		return nil, fmt.Errorf("list the platform's ReplicaSets in %s: %w", ns, err)
-	}
 	live := map[types.UID]bool{} // the plan's live Deployments and StatefulSets
 	for _, obj := range p.live {
 		if k := obj.GetKind(); k == health.KindDeployment || k == health.KindStatefulSet {
@@ -469,9 +465,9 @@ func (a *Applier) orphanedPods(ctx context.Context, p *UninstallPlan) (func(*uns
 		}
 	}
 	kept := map[types.UID]bool{} // ReplicaSets of a live Deployment, or of no Deployment
-	for _, rs := range list.Items {
-		if ref := metav1.GetControllerOfNoCopy(&rs); ref == nil || ref.Kind != health.KindDeployment || live[ref.UID] {
-			kept[rs.UID] = true
+	for i := range replicaSets {
+		if ref := metav1.GetControllerOfNoCopy(&replicaSets[i]); ref == nil || ref.Kind != health.KindDeployment || live[ref.UID] {
+			kept[replicaSets[i].UID] = true
 		}
 	}
 	selector := platformLabels.AsSelector()
@@ -484,7 +480,7 @@ func (a *Applier) orphanedPods(ctx context.Context, p *UninstallPlan) (func(*uns
 			return uninstallRank(pod.GetLabels()[v1alpha1.LabelComponent]), true
 		}
 		return 0, false
-	}, nil
+	}
 }
 
 // waitPodsGone waits, with one list+watch of pods per namespace, until no pod is left
