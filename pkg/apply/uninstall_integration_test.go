@@ -391,9 +391,30 @@ func TestUninstallRemovesWatchFinalizer(t *testing.T) {
 // deleted a service plane's Deployment leaves that Deployment's pods to the garbage
 // collector; the re-run no longer sees the Deployment, yet must not delete
 // infrastructure before those pods are gone. One pod is held by a finalizer: until
-// it is released, the re-run waits and postgres stays.
+// it is released, the re-run waits and postgres stays. Two interruptions: inside the
+// service stage (the re-run still has service objects to delete, or not: either of
+// the waits below may hold it), and once every object of the service stage is
+// deleted (the re-run has no service stage, so only the infrastructure stage's wait
+// for the pods of the planes deleted before it holds it).
 func TestUninstallRerunWaitsForPodsOfDeletedWorkloads(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// allServiceDeletes stops the first run at its last service-stage delete
+		// instead of at ontology-service's.
+		allServiceDeletes bool
+	}{
+		{name: "stopped inside the service stage"},
+		{name: "stopped after the service stage's deletes", allServiceDeletes: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			uninstallRerunWaitsForOrphanedPod(t, tc.allServiceDeletes)
+		})
+	}
+}
+
+func uninstallRerunWaitsForOrphanedPod(t *testing.T, allServiceDeletes bool) {
 	f := install(t, false)
 	ctx := t.Context()
 	pods, err := f.cluster.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelName + "=" + v1alpha1.ComponentOntologyService})
@@ -412,13 +433,39 @@ func TestUninstallRerunWaitsForPodsOfDeletedWorkloads(t *testing.T) {
 	setFinalizers(`["` + hold + `"]`)
 	t.Cleanup(func() { setFinalizers("null") })
 
-	// The first run stops (as on Ctrl-C) once ontology-service is deleted.
+	// The first run stops (as on Ctrl-C) once ontology-service is deleted, or once
+	// every object of the first stage (the service planes) is.
+	a := &apply.Applier{Clients: f.clients, Now: time.Now}
+	servicePlanes, serviceObjects := map[string]bool{}, 0
+	if allServiceDeletes {
+		p, err := a.PlanUninstall(ctx, f.ns, "", apply.UninstallOptions{DryRun: apply.DryRunClient})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range p.Stages()[0] {
+			servicePlanes[step.Plane] = true
+			serviceObjects += len(step.Objects)
+		}
+		if !servicePlanes[string(v1alpha1.PlaneControl)] {
+			t.Fatalf("first stage %v, want the service planes", p.StagePlanes()[0])
+		}
+	}
 	stopCtx, stop := context.WithCancel(ctx)
-	a := &apply.Applier{Clients: f.clients, Now: time.Now, Observer: func(e apply.Event) {
-		if e.Type == apply.EventObjectDeleted && e.Object == "Deployment "+f.ns+"/ontology-service" {
+	var mu sync.Mutex
+	serviceDeleted := 0
+	a.Observer = func(e apply.Event) {
+		if e.Type != apply.EventObjectDeleted {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if servicePlanes[e.Plane] {
+			serviceDeleted++
+		}
+		if (!allServiceDeletes && e.Object == "Deployment "+f.ns+"/ontology-service") || (allServiceDeletes && serviceDeleted == serviceObjects) {
 			stop()
 		}
-	}}
+	}
 	if _, err := a.Uninstall(stopCtx, f.ns, "", apply.UninstallOptions{Holder: "test", PlaneTimeout: 90 * time.Second}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the interrupted uninstall: %v, want context.Canceled", err)
 	}
@@ -427,13 +474,14 @@ func TestUninstallRerunWaitsForPodsOfDeletedWorkloads(t *testing.T) {
 	}
 
 	type result struct {
+		res    *apply.UninstallResult
 		events []apply.Event
 		err    error
 	}
 	done := make(chan result, 1)
 	go func() {
-		_, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 90 * time.Second})
-		done <- result{events, err}
+		res, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 90 * time.Second})
+		done <- result{res, events, err}
 	}()
 	select {
 	case r := <-done:
@@ -450,6 +498,12 @@ func TestUninstallRerunWaitsForPodsOfDeletedWorkloads(t *testing.T) {
 		t.Fatalf("the re-run: %v", r.err)
 	}
 	t.Logf("the re-run finished %s after the held pod was released", time.Since(released).Round(10*time.Millisecond))
+	if allServiceDeletes {
+		// The path this case pins: no service stage was left to wait for the pod.
+		if first := r.res.Plan.StagePlanes()[0]; first[0] != string(v1alpha1.PlaneInfrastructure) {
+			t.Errorf("the re-run's first stage %v, want infrastructure (every service object was deleted before)", first)
+		}
+	}
 	if _, err := f.cluster.Kube.AppsV1().StatefulSets(f.ns).Get(ctx, "postgres", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("postgres after the re-run: %v, want it deleted", err)
 	}
