@@ -10,7 +10,9 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -69,9 +71,35 @@ type watchEnv struct {
 	clients *kube.Clients
 	p       *v1alpha1.OntoPlatform
 	audit   *syncBuffer
-	// requests counts what the watch sends.
+	// requests counts what the watch sends; sent lists each request as "METHOD path".
 	requests *bench.Counter
+	sent     *requestLog
 }
+
+// requestLog records the method and path of each request of the transports it wraps.
+type requestLog struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		l.mu.Lock()
+		l.sent = append(l.sent, r.Method+" "+r.URL.Path)
+		l.mu.Unlock()
+		return rt.RoundTrip(r)
+	})
+}
+
+func (l *requestLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.sent)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // startWatch installs the small platform with the CLI's library path, then runs a
 // watch of its namespace in-process until the test ends, with a periodic pass every
@@ -107,9 +135,10 @@ func startWatchWith(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.On
 		defer cancel()
 		_, _ = ri.Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
-	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}, requests: bench.NewCounter()}
+	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}, requests: bench.NewCounter(), sent: &requestLog{}}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Wrap(e.requests.Wrap)
+	cfg.Wrap(e.sent.wrap)
 	watchClients, err := kube.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -460,4 +489,49 @@ func TestWatchNamespaceDeleted(t *testing.T) {
 		_, err := e.clients.Kube.CoreV1().Namespaces().Get(t.Context(), e.p.Namespace, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// TestWatchFirstPassReadsNoWorkload: the first pass over a platform a CLI run
+// installed plans from the API server's lists (the cache strips managedFields) and
+// takes the workloads' readiness, for its check and the status, from those lists: no
+// GET of a Deployment or StatefulSet, no dry-run, and the lock taken and released.
+// Before, each workload was read twice (the check, then the status).
+func TestWatchFirstPassReadsNoWorkload(t *testing.T) {
+	t.Parallel()
+	e := startWatchWith(t, testcluster.New(t), nil, func(o *controller.Options) { o.HealthyRequeue = 10 * time.Minute })
+	workloads := 0
+	for _, o := range ontotest.Desired(t, e.p).Objects() {
+		if k := o.GetKind(); k == "Deployment" || k == "StatefulSet" {
+			workloads++
+		}
+	}
+	lockPrefix := "/apis/coordination.k8s.io/v1/namespaces/" + e.p.Namespace + "/leases"
+	e.eventually("the first pass released its lock", 60*time.Second, func() (bool, error) {
+		for _, r := range e.sent.all() {
+			if strings.HasPrefix(r, "DELETE "+lockPrefix+"/") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	time.Sleep(time.Second) // anything the pass sent after the release
+	var workloadGets []string
+	for _, r := range e.sent.all() {
+		for _, kind := range []string{"deployments", "statefulsets"} {
+			if strings.HasPrefix(r, "GET /apis/apps/v1/namespaces/"+e.p.Namespace+"/"+kind+"/") {
+				workloadGets = append(workloadGets, r)
+			}
+		}
+	}
+	counts := e.requests.Take()
+	t.Logf("the first pass over %d workloads: %s", workloads, counts)
+	if workloads < 3 || len(workloadGets) != 0 {
+		t.Errorf("the first pass over %d workloads read %d of them by GET (%v); want none: the plan's lists hold them", workloads, len(workloadGets), workloadGets)
+	}
+	if counts[bench.VerbDryRunPatch] != 0 || counts[bench.VerbList] == 0 {
+		t.Errorf("the first pass sent %s: want lists and no dry-run (the objects are as the install applied them)", counts)
+	}
+	if p := e.live(); p.Status.Phase != v1alpha1.PhaseRunning || p.Status.ReadyComponents == "" {
+		t.Errorf("status after the first pass: phase %s, ready %q", p.Status.Phase, p.Status.ReadyComponents)
+	}
 }

@@ -516,15 +516,19 @@ func (a *Applier) applyParent(ctx context.Context, c plan.Change, opts Options) 
 }
 
 // checkReady is a Reconcile run's check of one plane, or of all (plane ""): the
-// workloads as they are now, without waiting.
-func (a *Applier) checkReady(ctx context.Context, d *plan.Desired, plane string) error {
+// workloads as they are now, without waiting, those known found there (nil: all
+// read). With every component ready it returns what it saw.
+func (a *Applier) checkReady(ctx context.Context, d *plan.Desired, plane string, known func(*unstructured.Unstructured) (*unstructured.Unstructured, bool)) ([]v1alpha1.ComponentStatus, error) {
+	var all []v1alpha1.ComponentStatus
 	for _, pl := range d.Planes {
 		if plane != "" && string(pl.Name) != plane {
 			continue
 		}
-		comps, err := health.ObserveComponents(ctx, a.Clients, pl.Objects)
+		// Per plane, as each plane's autoscalers are rendered in the plane of the
+		// workload they scale: the same statuses as one look at every object.
+		comps, err := health.ObserveComponentsKnown(ctx, a.Clients, pl.Objects, known)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var notReady []string
 		for _, c := range comps {
@@ -533,10 +537,11 @@ func (a *Applier) checkReady(ctx context.Context, d *plan.Desired, plane string)
 			}
 		}
 		if len(notReady) > 0 {
-			return &PlaneNotReadyError{Plane: string(pl.Name), NotReady: strings.Join(notReady, "; ")}
+			return nil, &PlaneNotReadyError{Plane: string(pl.Name), NotReady: strings.Join(notReady, "; ")}
 		}
+		all = append(all, comps...)
 	}
-	return nil
+	return all, nil
 }
 
 // checkHealth waits, plane by plane, until the platform's workloads are healthy,
@@ -550,16 +555,16 @@ func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options
 // checkHealthKnown is checkHealth with the workloads found in lists (the plan's, when
 // nothing was written since) taken from there instead of read again.
 func (a *Applier) checkHealthKnown(ctx context.Context, d *plan.Desired, opts Options, lists *plan.Lists) ([]v1alpha1.ComponentStatus, error) {
-	if opts.Reconcile {
-		return nil, a.checkReady(ctx, d, "")
-	}
-	if !opts.Wait {
+	if !opts.Reconcile && !opts.Wait {
 		return nil, nil
 	}
 	// The usual case, a healthy platform, costs one read per workload: the planes
 	// whose components are all ready need no watch.
 	var known func(*unstructured.Unstructured) (*unstructured.Unstructured, bool)
-	if lists != nil {
+	// A reconciler's lists may come from its cache (opts.Live), which can lag behind a
+	// rollout: its check reads the workloads then. Lists from the API server (its first
+	// pass, as a CLI run's) are as fresh as a read.
+	if lists != nil && (!opts.Reconcile || opts.Live == nil) {
 		known = func(w *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 			m, err := a.Clients.Mapping(w)
 			if err != nil {
@@ -567,6 +572,9 @@ func (a *Applier) checkHealthKnown(ctx context.Context, d *plan.Desired, opts Op
 			}
 			return lists.Find(m.Resource, w.GetNamespace(), w.GetName())
 		}
+	}
+	if opts.Reconcile {
+		return a.checkReady(ctx, d, "", known)
 	}
 	comps, err := health.ObserveComponentsKnown(ctx, a.Clients, d.Objects(), known)
 	if err != nil {

@@ -47,7 +47,7 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 			res.Applied += len(wave)
 		}
 		if opts.Reconcile {
-			if err := a.checkReady(ctx, d, pl.Name); err != nil {
+			if _, err := a.checkReady(ctx, d, pl.Name, nil); err != nil {
 				return err
 			}
 		} else if opts.Wait {
