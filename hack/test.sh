@@ -122,7 +122,7 @@ main() {
     rc=0
     # 180m: the kill-at-every-event tests install, change and upgrade a platform once
     # per event of the run they kill (about 55, 40 and 250 events), 4 kill points at a
-    # time (ONTO_FAULTS_PARALLEL); ONTO_FAULTS_KILL_POINTS=N-M runs only some.
+    # time (ONTO_FAULTS_PARALLEL); ONTO_FAULTS_KILL_POINTS=N-M[,N-M…] runs only some.
     # Each scenario appends its row (re-runs, their wall time and writes, leftovers).
     export ONTO_FAULTS_REPORT=$repo/.cluster/faults-report.md
     : >"$ONTO_FAULTS_REPORT"

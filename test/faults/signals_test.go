@@ -118,7 +118,8 @@ type killPoint func(t *testing.T, c *testcluster.Cluster, ns string) (args []str
 //
 // The kill points run in parallel (go test -parallel, hack/test.sh faults: 4): an
 // upgrade has about 250 of them, a minute each. ONTO_FAULTS_KILL_POINTS=N-M runs only
-// points N to M (N- from N on), to spread them over several runs.
+// points N to M (N- from N on; several ranges comma-separated), to spread them over
+// several runs.
 func killAtEveryEvent(t *testing.T, prepare killPoint) {
 	c := testcluster.New(t)
 	// The event count of an undisturbed run bounds the kill points.
@@ -128,13 +129,13 @@ func killAtEveryEvent(t *testing.T, prepare killPoint) {
 		t.Fatalf("undisturbed run %v exited %d: %s", args, full.code, full.stderr)
 	}
 	points := len(full.events) - 1 // the last event is the end of the run
-	from, to := killPointRange(t, points)
-	t.Logf("%v: %d events undisturbed, %d kill points, running %d to %d", args, len(full.events), points, from, to)
+	run := killPointsToRun(t, points)
+	t.Logf("%v: %d events undisturbed, %d kill points, running %d of them", args, len(full.events), points, len(run))
 	var converged atomic.Int32
 	t.Cleanup(func() {
-		t.Logf("kill points %d to %d of %d: %d converged", from, to, points, converged.Load())
+		t.Logf("%d of %d kill points run (ONTO_FAULTS_KILL_POINTS=%q): %d converged", len(run), points, os.Getenv("ONTO_FAULTS_KILL_POINTS"), converged.Load())
 	})
-	for n := from; n <= to; n++ {
+	for _, n := range run {
 		t.Run(fmt.Sprintf("%03d-%s", n, full.events[n-1].Type), func(t *testing.T) {
 			t.Parallel()
 			ns := c.Namespace(t)
@@ -151,25 +152,34 @@ func killAtEveryEvent(t *testing.T, prepare killPoint) {
 	}
 }
 
-// killPointRange is the kill points to run, 1 to points unless
-// ONTO_FAULTS_KILL_POINTS says otherwise (N-M, or N- for N to the last).
-func killPointRange(t *testing.T, points int) (from, to int) {
+// killPointsToRun is the kill points to run, 1 to points unless
+// ONTO_FAULTS_KILL_POINTS says otherwise: ranges N-M (N- for N to the last),
+// comma-separated, as 23-81,193-.
+func killPointsToRun(t *testing.T, points int) []int {
 	spec := os.Getenv("ONTO_FAULTS_KILL_POINTS")
 	if spec == "" {
-		return 1, points
+		spec = "1-"
 	}
-	lo, hi, ok := strings.Cut(spec, "-")
-	from, err := strconv.Atoi(lo)
-	if !ok || err != nil || from < 1 {
-		t.Fatalf("ONTO_FAULTS_KILL_POINTS=%q: want N-M or N-", spec)
-	}
-	to = points
-	if hi != "" {
-		if to, err = strconv.Atoi(hi); err != nil || to < from {
-			t.Fatalf("ONTO_FAULTS_KILL_POINTS=%q: want N-M with M >= N", spec)
+	var out []int
+	for _, r := range strings.Split(spec, ",") {
+		lo, hi, ok := strings.Cut(r, "-")
+		from, err := strconv.Atoi(lo)
+		if !ok || err != nil || from < 1 {
+			t.Fatalf("ONTO_FAULTS_KILL_POINTS=%q: want ranges N-M or N-, comma-separated", spec)
+		}
+		to := points
+		if hi != "" {
+			if to, err = strconv.Atoi(hi); err != nil || to < from {
+				t.Fatalf("ONTO_FAULTS_KILL_POINTS=%q: want N-M with M >= N", spec)
+			}
+		}
+		for n := from; n <= min(to, points); n++ {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
 		}
 	}
-	return from, min(to, points)
+	return out
 }
 
 // TestKillAtEveryEventOfAnInstall: the run is an install from nothing.
