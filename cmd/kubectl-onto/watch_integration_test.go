@@ -115,12 +115,18 @@ func TestWatchLeaderElection(t *testing.T) {
 		data, _ := exec.Command("cat", w.audit).Output()
 		return strings.Contains(string(data), "gateway")
 	}
+	// The audit line follows the write's response, so the Deployment can be back a
+	// moment before its line is in the file: wait for a line, then check whose.
+	deadline = time.Now().Add(10 * time.Second)
+	for !wrote(a) && !wrote(b) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
 	leader, other := a, b
 	if wrote(b) {
 		leader, other = b, a
 	}
 	if wrote(other) || !wrote(leader) {
-		t.Fatalf("audit lines: a wrote %t, b wrote %t; want the leader's only", wrote(a), wrote(b))
+		t.Fatalf("audit lines: a wrote %t, b wrote %t; want the leader's only\nwatch a:\n%s\nwatch b:\n%s", wrote(a), wrote(b), a.log, b.log)
 	}
 
 	// SIGKILL: the lease is not released; the other takes over when it expires
