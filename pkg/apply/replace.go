@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -119,7 +118,7 @@ func (a *Applier) waitDeleted(ctx context.Context, obj *unstructured.Unstructure
 		return err
 	}
 	lw := kube.ListWatch(a.Clients.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()), "metadata.name="+obj.GetName())
-	_, err = watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, func(store cache.Store) (bool, error) {
+	_, err = kube.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, func(store cache.Store) (bool, error) {
 		_, exists, err := store.GetByKey(obj.GetNamespace() + "/" + obj.GetName())
 		return !exists, err
 	}, func(ev watch.Event) (bool, error) {

@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
@@ -367,7 +366,7 @@ func (a *Applier) waitGone(ctx context.Context, objs []*unstructured.Unstructure
 				}
 				return len(remaining) == 0, nil
 			}
-			_, err := watchtools.UntilWithSync(gctx, lw, &unstructured.Unstructured{}, pre, func(ev watch.Event) (bool, error) {
+			_, err := kube.UntilWithSync(gctx, lw, &unstructured.Unstructured{}, pre, func(ev watch.Event) (bool, error) {
 				u, ok := ev.Object.(*unstructured.Unstructured)
 				if !ok || !remaining[u.GetName()] {
 					return len(remaining) == 0, nil
@@ -528,7 +527,7 @@ func (a *Applier) waitPodsGone(ctx context.Context, owners map[string]map[types.
 				}
 				return len(left) == 0, nil
 			}
-			_, err := watchtools.UntilWithSync(gctx, kube.ListWatch(ri, ""), &unstructured.Unstructured{}, pre, func(ev watch.Event) (bool, error) {
+			_, err := kube.UntilWithSync(gctx, kube.ListWatch(ri, ""), &unstructured.Unstructured{}, pre, func(ev watch.Event) (bool, error) {
 				if pod, ok := ev.Object.(*unstructured.Unstructured); ok {
 					switch {
 					case ev.Type == watch.Deleted || !owned(pod):

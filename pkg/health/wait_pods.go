@@ -274,7 +274,7 @@ func (pw *podWatch) watchFailedCreates(ctx context.Context) {
 		synced = true
 		return false, nil
 	}
-	_, _ = watchtools.UntilWithSync(ctx, kube.ListWatch(ri, "reason=FailedCreate,involvedObject.kind=StatefulSet"), &unstructured.Unstructured{}, precondition, func(ev watch.Event) (bool, error) {
+	_, _ = kube.UntilWithSync(ctx, kube.ListWatch(ri, "reason=FailedCreate,involvedObject.kind=StatefulSet"), &unstructured.Unstructured{}, precondition, func(ev watch.Event) (bool, error) {
 		u, ok := ev.Object.(*unstructured.Unstructured)
 		if !ok || !synced || ev.Type == watch.Deleted {
 			return false, nil

@@ -8,12 +8,15 @@ package kube
 
 import (
 	"context"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/klog/v2"
 )
 
 // ListWatch lists and watches ri, optionally narrowed by a field selector such as
@@ -30,4 +33,26 @@ func ListWatch(ri dynamic.ResourceInterface, fieldSelector string) *cache.ListWa
 			return ri.Watch(ctx, o)
 		},
 	}
+}
+
+// UntilWithSync is watchtools.UntilWithSync without its wait for the cache: that one
+// polls the informer every 100 ms (cache.WaitForCacheSync), so a precondition is
+// never checked sooner than 100 ms after the start, even when the list came back in
+// 5. Here the informer's synced channel (cache.WaitFor) starts the precondition as
+// the list is in; an uninstall runs several such waits one after another.
+func UntilWithSync(ctx context.Context, lw cache.ListerWatcher, objType runtime.Object, precondition watchtools.PreconditionFunc, conditions ...watchtools.ConditionFunc) (*watch.Event, error) {
+	indexer, informer, watcher, done := watchtools.NewIndexerInformerWatcherWithLogger(klog.FromContext(ctx), lw, objType)
+	// The informer stops with the watcher; wait for it, as the library's does.
+	defer func() { <-done }()
+	defer watcher.Stop()
+	if precondition != nil {
+		if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
+			return nil, fmt.Errorf("list before the watch: %w", ctx.Err())
+		}
+		ok, err := precondition(indexer)
+		if err != nil || ok {
+			return nil, err
+		}
+	}
+	return watchtools.UntilWithoutRetry(ctx, watcher, conditions...)
 }

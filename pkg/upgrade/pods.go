@@ -28,6 +28,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
 
 // observeTimeout bounds the wait for a workload controller to observe a new
@@ -131,7 +132,7 @@ func (r *run) waitTerminated(ctx context.Context, dep *unstructured.Unstructured
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	terminating := map[string]bool{}
-	_, err := watchtools.UntilWithSync(wctx, lw, &corev1.Pod{}, func(store cache.Store) (bool, error) {
+	_, err := kube.UntilWithSync(wctx, lw, &corev1.Pod{}, func(store cache.Store) (bool, error) {
 		for _, o := range store.List() {
 			if p, ok := o.(*corev1.Pod); ok && p.DeletionTimestamp != nil {
 				terminating[p.Name] = true
