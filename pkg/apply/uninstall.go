@@ -97,6 +97,10 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	for _, k := range p.Kept {
 		a.emit(Event{Type: EventObjectKept, Object: k.Object.String(), Message: k.Reason})
 	}
+	// waited is the highest uninstallRank whose orphaned pods, and those of every
+	// rank below it, this run has seen go: a stage waits only for those of the ranks
+	// between waited and its own.
+	waited := 0
 	for _, stage := range p.Stages() {
 		// The OntoPlatform and the namespace are stages of their own.
 		if stage[0].Plane == plan.PlatformPlane && writing {
@@ -112,9 +116,10 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 			releaseLock()
 			stageCtx = unlocked
 		}
-		if err := a.deleteStage(stageCtx, p, stage, opts, res); err != nil {
+		if err := a.deleteStage(stageCtx, p, stage, opts, res, waited); err != nil {
 			return res, err
 		}
+		waited = max(waited, uninstallRank(stage[0].Plane))
 	}
 	if opts.DryRun != DryRunServer {
 		if err := a.releaseKeptNamespace(ctx, p); err != nil {
@@ -181,9 +186,12 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 // An uninstall interrupted before may have deleted workloads whose pods are still
 // there (orphanedPods): the stage first waits for those of the planes deleted before
 // its own, and each step waits for those of its stage's planes beside its own pods.
-// The namespace's ReplicaSets, listed once before the stage's deletes, tell both
-// those and the pods of the Deployments the steps delete (podOwners).
-func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult) error {
+// Those of the ranks up to waited are gone already (this run's earlier stages saw
+// them go) and are not waited for again; a stage after all of those below its own
+// rank starts at once. The namespace's ReplicaSets, listed once before the stage's
+// deletes, tell both those and the pods of the Deployments the steps delete
+// (podOwners).
+func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult, waited int) error {
 	var sameStage func(*unstructured.Unstructured) bool
 	var replicaSets []appsv1.ReplicaSet
 	if opts.DryRun != DryRunServer {
@@ -195,9 +203,11 @@ func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []Uni
 		replicaSets = list.Items
 		orphaned := orphanedPods(p, replicaSets)
 		rank := uninstallRank(stage[0].Plane)
-		earlier := func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r < rank }
-		sameStage = func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r == rank }
-		if rank > 1 {
+		earlier := func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r > waited && r < rank }
+		if rank > waited {
+			sameStage = func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r == rank }
+		}
+		if rank > waited+1 {
 			wctx, cancel := context.WithTimeout(ctx, planeTimeout(opts))
 			err := a.waitPodsGone(wctx, map[string]map[types.UID]bool{p.Platform.Namespace: {}}, earlier)
 			cancel()
@@ -271,11 +281,12 @@ func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step Uninsta
 	timeout := planeTimeout(opts)
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := a.waitGone(wctx, objs)
-	if err == nil {
-		err = a.waitPodsGone(wctx, owners, orphaned)
-	}
-	if err != nil {
+	// The objects and the pods are waited for side by side: each wait's list is a
+	// round trip, and a step has both to make.
+	waits, waitsCtx := errgroup.WithContext(wctx)
+	waits.Go(func() error { return a.waitGone(waitsCtx, objs) })
+	waits.Go(func() error { return a.waitPodsGone(waitsCtx, owners, orphaned) })
+	if err := waits.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return len(objs), ctx.Err()
 		}
