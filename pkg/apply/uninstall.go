@@ -97,10 +97,9 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	for _, k := range p.Kept {
 		a.emit(Event{Type: EventObjectKept, Object: k.Object.String(), Message: k.Reason})
 	}
-	// waited is the highest uninstallRank whose orphaned pods, and those of every
-	// rank below it, this run has seen go: a stage waits only for those of the ranks
-	// between waited and its own.
-	waited := 0
+	// The first stage this run completes has seen every orphaned pod go; the
+	// stages after it do not look for them again.
+	orphansGone := false
 	for _, stage := range p.Stages() {
 		// The OntoPlatform and the namespace are stages of their own.
 		if stage[0].Plane == plan.PlatformPlane && writing {
@@ -116,10 +115,10 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 			releaseLock()
 			stageCtx = unlocked
 		}
-		if err := a.deleteStage(stageCtx, p, stage, opts, res, waited); err != nil {
+		if err := a.deleteStage(stageCtx, p, stage, opts, res, orphansGone); err != nil {
 			return res, err
 		}
-		waited = max(waited, uninstallRank(stage[0].Plane))
+		orphansGone = true
 	}
 	if opts.DryRun != DryRunServer {
 		if err := a.releaseKeptNamespace(ctx, p); err != nil {
@@ -184,30 +183,30 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 // reports its own plane's start, deletion and failure.
 //
 // An uninstall interrupted before may have deleted workloads whose pods are still
-// there (orphanedPods): the stage first waits for those of the planes deleted before
-// its own, and each step waits for those of its stage's planes beside its own pods.
-// Those of the ranks up to waited are gone already (this run's earlier stages saw
-// them go) and are not waited for again; a stage after all of those below its own
-// rank starts at once. The namespace's ReplicaSets, listed once before the stage's
-// deletes, tell both those and the pods of the Deployments the steps delete
-// (podOwners).
-func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult, waited int) error {
-	var sameStage func(*unstructured.Unstructured) bool
+// there (orphanedPods). The first stage of a run first waits for those of the planes
+// deleted before its own; its steps then wait for the rest beside their own pods:
+// those of their own planes, and of the planes after, whose owners are gone too, so
+// that waiting for them sooner changes no order. Once that stage is done
+// (orphansGone), no later stage looks for them again: each such look was a pod list
+// of 60-90 ms. The namespace's ReplicaSets, listed before the stage's deletes, tell
+// both those and the pods of the Deployments the steps delete (podOwners).
+func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult, orphansGone bool) error {
+	var later func(*unstructured.Unstructured) bool
 	var replicaSets []appsv1.ReplicaSet
-	if opts.DryRun != DryRunServer {
+	if opts.DryRun != DryRunServer && (!orphansGone || stageHas(stage, "apps", health.KindDeployment)) {
 		ns := p.Platform.Namespace
 		list, err := a.Clients.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return &ApplyError{Plane: stage[0].Plane, Err: fmt.Errorf("list the ReplicaSets in %s: %w", ns, err)}
 		}
 		replicaSets = list.Items
+	}
+	if opts.DryRun != DryRunServer && !orphansGone {
 		orphaned := orphanedPods(p, replicaSets)
 		rank := uninstallRank(stage[0].Plane)
-		earlier := func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r > waited && r < rank }
-		if rank > waited {
-			sameStage = func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r == rank }
-		}
-		if rank > waited+1 {
+		earlier := func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r < rank }
+		later = func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r >= rank }
+		if rank > 1 {
 			wctx, cancel := context.WithTimeout(ctx, planeTimeout(opts))
 			err := a.waitPodsGone(wctx, map[string]map[types.UID]bool{p.Platform.Namespace: {}}, earlier)
 			cancel()
@@ -223,7 +222,7 @@ func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []Uni
 	g, gctx := errgroup.WithContext(ctx)
 	for i, step := range stage {
 		g.Go(func() error {
-			n, err := a.deleteStep(gctx, p, step, opts, replicaSets, sameStage)
+			n, err := a.deleteStep(gctx, p, step, opts, replicaSets, later)
 			deleted[i] = n
 			// A step cancelled because another of the stage failed did not fail itself.
 			cancelledBySibling := ctx.Err() == nil && gctx.Err() != nil && errors.Is(err, context.Canceled)
@@ -558,6 +557,18 @@ func (a *Applier) waitPodsGone(ctx context.Context, owners map[string]map[types.
 		})
 	}
 	return g.Wait()
+}
+
+// stageHas reports whether one of stage's objects is of group and kind.
+func stageHas(stage []UninstallStep, group, kind string) bool {
+	for _, step := range stage {
+		for _, ref := range step.Objects {
+			if ref.Group == group && ref.Kind == kind {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // controlledBy reports whether pod's controller is one of uids.
