@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -166,14 +167,42 @@ func TestCLIApplyManyFailFast(t *testing.T) {
 	c := testcluster.New(t)
 	namespaces := []string{c.Namespace(t), c.Namespace(t), c.Namespace(t)}
 	kc := "--kubeconfig=" + c.Kubeconfig
-	// Two at a time: the first fails within seconds on its quota; the second waits for a
-	// postgres no node has room for (--plane-timeout is long), so it is running when
-	// the first fails; the third waits for a slot, which the failure's cancellation
-	// takes from it.
+	// Two at a time: the first fails on its quota; the second waits for a postgres no
+	// node has room for (--plane-timeout is long); the third waits for a slot, which
+	// the failure's cancellation takes from it. The first fails within 0.1 s, sooner
+	// than the second may print its first line, so the test holds the first's lock
+	// until the second has written its StatefulSet: the second is running when the
+	// first fails, by cause, not by a race (CI once saw the first fail first).
+	held := &apply.Lock{Kube: c.Kube, Namespace: namespaces[0], Name: apply.LockName("onto-dev"), Holder: "test/holds-the-first", TTL: 5 * time.Minute, Now: time.Now}
+	if err := held.Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	unschedulable := strings.Replace(smallSpec, "    redis: {enabled: false}\n",
 		"    redis: {enabled: false}\n    postgres: {resources: {requests: {cpu: \"1000\"}, limits: {cpu: \"1000\"}}}\n", 1)
 	file := tenantsFile(t, namespaces, smallSpec+quota("0"), unschedulable, smallSpec)
-	r := runCmd(t, "apply", "-f", file, "--parallel", "2", "--fail-fast", "--plane-timeout", "5m", kc)
+	done := make(chan result, 1)
+	go func() {
+		done <- runCmd(t, "apply", "-f", file, "--parallel", "2", "--fail-fast", "--plane-timeout", "5m", "--lock-wait", "2m", kc)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := c.Kube.AppsV1().StatefulSets(namespaces[1]).Get(t.Context(), "postgres", metav1.GetOptions{})
+		if err == nil {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("apply ended before the second platform wrote its postgres: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second platform's postgres StatefulSet is not there after a minute: %v", err)
+		}
+	}
+	if err := held.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
 	cancelled := namespaces[1] + "/onto-dev, " + namespaces[2] + "/onto-dev"
 	if r.code != exitFailure || !strings.Contains(r.stderr, "error: 1 of 3 platforms failed: "+namespaces[0]+"/onto-dev; 2 of 3 cancelled: "+cancelled+"\n") {
 		t.Fatalf("apply --fail-fast: exit %d, want 1 naming the failed and the cancelled\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
