@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,11 +55,15 @@ func (h *helmComparison) add(step string, onto, helm time.Duration) {
 //   - no-op: the same apply again vs `helm upgrade --wait` of the same chart;
 //   - a log-level change, which rolls every workload: apply of the changed file vs
 //     `helm upgrade --wait` of the chart rendered from it;
-//   - teardown: `kubectl-onto uninstall` (the volumes kept) vs `helm uninstall --wait`.
+//   - teardown: `kubectl-onto uninstall` (the volumes kept) vs `helm uninstall --wait`,
+//     which waits for its objects to be gone but not for their pods; and the same
+//     uninstall vs Helm's followed by `kubectl wait --for=delete pods --all`, which
+//     ends where ours does, every pod gone (ours waits for each plane's pods before
+//     it deletes the plane before it).
 //
 // Helm's namespace is made before its install (a release lives in it), ours by the
 // install. Both keep the PersistentVolumeClaims; the namespaces go afterwards, untimed.
-func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, helmPath, kubeconfig, example string, rounds, changes int, track func(ns string)) error {
+func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl bench.Kubectl, tmp, helmPath, kubeconfig, example string, rounds, changes int, track func(ns string)) error {
 	bin, err := buildPlugin(ctx, tmp)
 	if err != nil {
 		return err
@@ -139,7 +144,12 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 		if hl, err = helm("uninstall", helmRelease, "--wait", "--timeout", "15m"); err != nil {
 			return err
 		}
+		pods, err := kubectl.WaitPodsDeleted(ctx, nsHelm)
+		if err != nil {
+			return err
+		}
 		h.add("teardown (volumes kept)", o, hl)
+		h.add("teardown, until every pod is gone", o, hl+pods.Wall)
 		for _, ns := range []string{nsOnto, nsHelm} {
 			// 10 minutes: the kept claims go with the namespace, and the test cluster's
 			// pvc-protection controller was seen taking 3 minutes to release them.
@@ -160,10 +170,11 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, hel
 }
 
 // timeHelm runs helm with args in namespace ns and returns its wall time, start to exit.
-// Helm gets the client-side rate limits of kubectl-onto's clients (50 requests a
-// second, bursts of 100), so throttling does not decide the comparison.
+// Helm gets the client-side rate limits of kubectl-onto's clients (kube.DefaultQPS and
+// kube.DefaultBurst), so throttling does not decide the comparison.
 func timeHelm(ctx context.Context, helmPath, kubeconfig, ns string, args ...string) (time.Duration, error) {
-	return bench.TimeCommand(ctx, nil, helmPath, append(args, "--kubeconfig", kubeconfig, "--namespace", ns, "--qps", "50", "--burst-limit", "100")...)
+	return bench.TimeCommand(ctx, nil, helmPath, append(args, "--kubeconfig", kubeconfig, "--namespace", ns,
+		"--qps", strconv.Itoa(kube.DefaultQPS), "--burst-limit", strconv.Itoa(kube.DefaultBurst))...)
 }
 
 // chart is a Helm chart written by writeChart.

@@ -172,7 +172,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return measureScale(ctx, out, cl, kubectl, tmp, c.kubeconfig, sc, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.helm != "" {
-		return measureHelm(ctx, out, cl, tmp, c.helm, c.kubeconfig, c.example, c.helmRounds, c.helmChanges, func(ns string) { namespaces = append(namespaces, ns) })
+		return measureHelm(ctx, out, cl, kubectl, tmp, c.helm, c.kubeconfig, c.example, c.helmRounds, c.helmChanges, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.doctorOnly {
 		ns := bench.NamespaceName("bench")

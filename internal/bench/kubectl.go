@@ -51,6 +51,13 @@ func (k Kubectl) Apply(ctx context.Context, file string, count bool) (*KubectlRu
 	return k.run(ctx, count, "apply", "--server-side", "--field-manager="+plan.FieldManager, "-f", file)
 }
 
+// WaitPodsDeleted runs kubectl wait --for=delete on every pod of namespace: what a
+// user adds to a teardown that waits only for its objects (helm uninstall --wait) to
+// know the workloads' pods have stopped too. None left is success.
+func (k Kubectl) WaitPodsDeleted(ctx context.Context, namespace string) (*KubectlRun, error) {
+	return k.run(ctx, false, "wait", "--for=delete", "pods", "--all", "-n", namespace, "--timeout=15m")
+}
+
 // run runs kubectl with args; with count, at -v=6, counting requests from the log
 // (which slows kubectl down: counted runs are not timed ones).
 func (k Kubectl) run(ctx context.Context, count bool, sub string, args ...string) (*KubectlRun, error) {

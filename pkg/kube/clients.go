@@ -23,15 +23,16 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// Client-side rate limits. client-go's defaults (5 QPS, burst 10) would serialise a
+// Client-side rate limits of every client New builds, unless the config sets its
+// own; exported so benchmarks give a peer tool the same. client-go's defaults (5 QPS, burst 10) would serialise a
 // plan's concurrent dry-runs; the API server's own priority and fairness protects it.
 // The burst holds one run's requests: an uninstall of the production example sends
 // about 220 (its 109 deletes, the pods', the waits' lists), and at a burst of 100 its
 // last stages went at 50 a second, 20 ms a delete, one after another. kapp allows
 // 1000 of each.
 const (
-	defaultQPS   = 50
-	defaultBurst = 300
+	DefaultQPS   = 50
+	DefaultBurst = 300
 )
 
 // ShareRateLimits returns a copy of cfg with n times the rate limits New gives (or
@@ -45,10 +46,10 @@ func ShareRateLimits(cfg *rest.Config, n int) *rest.Config {
 	}
 	qps, burst := cfg.QPS, cfg.Burst
 	if qps == 0 {
-		qps = defaultQPS
+		qps = DefaultQPS
 	}
 	if burst == 0 {
-		burst = defaultBurst
+		burst = DefaultBurst
 	}
 	cfg.QPS, cfg.Burst = qps*float32(n), burst*n
 	return cfg
@@ -68,10 +69,10 @@ type Clients struct {
 func New(cfg *rest.Config) (*Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
-		cfg.QPS = defaultQPS
+		cfg.QPS = DefaultQPS
 	}
 	if cfg.Burst == 0 {
-		cfg.Burst = defaultBurst
+		cfg.Burst = DefaultBurst
 	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -22,10 +22,10 @@ func TestShareRateLimits(t *testing.T) {
 		qps   float32
 		burst int
 	}{
-		{"defaults, 4 platforms", rest.Config{}, 4, 4 * defaultQPS, 4 * defaultBurst},
+		{"defaults, 4 platforms", rest.Config{}, 4, 4 * DefaultQPS, 4 * DefaultBurst},
 		{"the config's own limits", rest.Config{QPS: 10, Burst: 20}, 3, 30, 60},
-		{"one platform", rest.Config{}, 1, defaultQPS, defaultBurst},
-		{"zero is one", rest.Config{}, 0, defaultQPS, defaultBurst},
+		{"one platform", rest.Config{}, 1, DefaultQPS, DefaultBurst},
+		{"zero is one", rest.Config{}, 0, DefaultQPS, DefaultBurst},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
