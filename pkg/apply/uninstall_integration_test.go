@@ -387,6 +387,61 @@ func TestUninstallRemovesWatchFinalizer(t *testing.T) {
 	}
 }
 
+// holdPod puts a finalizer on a pod of component, so that a delete leaves it
+// Terminating until release (also run at the test's end) takes it off. It returns the
+// pod's name.
+func (f *uninstallFixture) holdPod(t *testing.T, component string) (string, func()) {
+	t.Helper()
+	pods, err := f.cluster.Kube.CoreV1().Pods(f.ns).List(t.Context(), metav1.ListOptions{LabelSelector: v1alpha1.LabelName + "=" + component})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("%s pods: %v, %d", component, err, len(pods.Items))
+	}
+	held := pods.Items[0].Name
+	setFinalizers := func(finalizers string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
+		if _, err := f.cluster.Kube.CoreV1().Pods(f.ns).Patch(context.Background(), held, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	setFinalizers(`["onto.dev/test-hold"]`)
+	release := func() { setFinalizers("null") }
+	t.Cleanup(release)
+	return held, release
+}
+
+// TestUninstallTimeoutNamesWhatIsLeft: a pod that does not go fails its plane after
+// --plane-timeout, naming the plane and what is left; nothing of a later stage is
+// deleted; once the pod can go, a re-run finishes.
+func TestUninstallTimeoutNamesWhatIsLeft(t *testing.T) {
+	t.Parallel()
+	f := install(t, false)
+	held, release := f.holdPod(t, v1alpha1.ComponentOntologyService)
+	_, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 3 * time.Second})
+	var applyErr *apply.ApplyError
+	if !errors.As(err, &applyErr) || applyErr.Plane != string(v1alpha1.PlaneControl) ||
+		!strings.Contains(err.Error(), "not gone after 3s: pods ["+held+"] of the deleted workloads still present in "+f.ns+": ") {
+		t.Fatalf("uninstall with pod %s held: %v, want plane control failing on that pod, named", held, err)
+	}
+	for _, e := range events {
+		if e.Plane == string(v1alpha1.PlaneInfrastructure) {
+			t.Fatalf("an infrastructure event after the control plane failed: %+v", e)
+		}
+	}
+	if _, err := f.cluster.Kube.AppsV1().StatefulSets(f.ns).Get(t.Context(), "postgres", metav1.GetOptions{}); err != nil {
+		t.Fatalf("postgres after the failed uninstall: %v, want it kept", err)
+	}
+	// A retried failure still fails while the pod is held.
+	if _, _, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 2 * time.Second}); err == nil {
+		t.Fatal("the re-run with the pod still held succeeded")
+	}
+	release()
+	if _, _, err := f.uninstall(t, apply.UninstallOptions{}); err != nil {
+		t.Fatalf("the re-run once the pod can go: %v", err)
+	}
+	f.platformGone(t)
+}
+
 // TestUninstallRerunWaitsForPodsOfDeletedWorkloads: an uninstall interrupted once it
 // deleted a service plane's Deployment leaves that Deployment's pods to the garbage
 // collector; the re-run no longer sees the Deployment, yet must not delete
@@ -417,21 +472,7 @@ func TestUninstallRerunWaitsForPodsOfDeletedWorkloads(t *testing.T) {
 func uninstallRerunWaitsForOrphanedPod(t *testing.T, allServiceDeletes bool) {
 	f := install(t, false)
 	ctx := t.Context()
-	pods, err := f.cluster.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelName + "=" + v1alpha1.ComponentOntologyService})
-	if err != nil || len(pods.Items) == 0 {
-		t.Fatalf("ontology-service pods: %v, %d", err, len(pods.Items))
-	}
-	held := pods.Items[0].Name
-	const hold = "onto.dev/test-hold"
-	setFinalizers := func(finalizers string) {
-		t.Helper()
-		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
-		if _, err := f.cluster.Kube.CoreV1().Pods(f.ns).Patch(context.Background(), held, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-	}
-	setFinalizers(`["` + hold + `"]`)
-	t.Cleanup(func() { setFinalizers("null") })
+	held, release := f.holdPod(t, v1alpha1.ComponentOntologyService)
 
 	// The first run stops (as on Ctrl-C) once ontology-service is deleted, or once
 	// every object of the first stage (the service planes) is.
@@ -492,7 +533,7 @@ func uninstallRerunWaitsForOrphanedPod(t *testing.T, allServiceDeletes bool) {
 		t.Fatalf("postgres while a service pod is still there: %v, want it kept until that pod is gone", err)
 	}
 	released := time.Now()
-	setFinalizers("null")
+	release()
 	r := <-done
 	if r.err != nil {
 		t.Fatalf("the re-run: %v", r.err)
