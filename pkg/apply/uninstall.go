@@ -343,11 +343,10 @@ func podOwners(objs []*unstructured.Unstructured, replicaSets []appsv1.ReplicaSe
 	}
 	deployments := map[string]map[types.UID]bool{} // namespace → Deployment UIDs
 	for _, o := range objs {
-		switch o.GroupVersionKind().GroupKind() {
-		case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, schema.GroupKind{Group: "apps", Kind: "DaemonSet"},
-			schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, schema.GroupKind{Group: "batch", Kind: "Job"}:
+		switch gk := o.GroupVersionKind().GroupKind(); {
+		case podControllers[gk]:
 			add(o.GetNamespace(), o.GetUID())
-		case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+		case gk == deploymentKind:
 			if deployments[o.GetNamespace()] == nil {
 				deployments[o.GetNamespace()] = map[types.UID]bool{}
 			}
@@ -422,16 +421,22 @@ func orphanedPods(p *UninstallPlan, replicaSets []appsv1.ReplicaSet) func(*unstr
 	}
 }
 
-// splitWorkloads parts objs into the workloads that control pods and the rest, each
-// in objs' order.
+// podControllers are the kinds whose objects control pods themselves; a Deployment's
+// pods are its ReplicaSets'.
+var podControllers = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "StatefulSet"}: true, {Group: "apps", Kind: "DaemonSet"}: true,
+	{Group: "apps", Kind: "ReplicaSet"}: true, {Group: "batch", Kind: "Job"}: true,
+}
+
+var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+
+// splitWorkloads parts objs into the workloads whose pods podOwners finds and the
+// rest, each in objs' order.
 func splitWorkloads(objs []*unstructured.Unstructured) (workloads, rest []*unstructured.Unstructured) {
 	for _, o := range objs {
-		switch o.GroupVersionKind().GroupKind() {
-		case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
-			schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
-			schema.GroupKind{Group: "batch", Kind: "Job"}:
+		if gk := o.GroupVersionKind().GroupKind(); podControllers[gk] || gk == deploymentKind {
 			workloads = append(workloads, o)
-		default:
+		} else {
 			rest = append(rest, o)
 		}
 	}

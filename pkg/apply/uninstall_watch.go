@@ -74,12 +74,12 @@ func (w *stageWatch) stop() {
 	_ = w.deletes.Wait()
 }
 
-// resource returns the informer of gvr in ns (cluster-wide when empty), starting it on
-// first use.
-func (w *stageWatch) resource(gvr schema.GroupVersionResource, ns string) *watchedResource {
+// resource returns the informer of gvr in ns (cluster-wide when empty), narrowed by
+// fieldSelector (empty: everything), starting it on first use.
+func (w *stageWatch) resource(gvr schema.GroupVersionResource, ns, fieldSelector string) *watchedResource {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	key := gvr.String() + "/" + ns
+	key := gvr.String() + "/" + ns + "?" + fieldSelector
 	if r := w.resources[key]; r != nil {
 		return r
 	}
@@ -96,7 +96,7 @@ func (w *stageWatch) resource(gvr schema.GroupVersionResource, ns string) *watch
 		w.notify()
 	}
 	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: kube.ListWatch(ri, ""),
+		ListerWatcher: kube.ListWatch(ri, fieldSelector),
 		ObjectType:    &unstructured.Unstructured{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    seen,
@@ -154,7 +154,8 @@ func (w *stageWatch) deletePod(r *watchedResource, obj any) {
 }
 
 // own adds the workloads whose deletes were accepted to those whose pods go at once,
-// and deletes those of their pods already seen.
+// starts following their namespaces' pods, and deletes those of their pods already
+// seen. Only accepted deletes: a live ReplicaSet would make the pods again.
 func (w *stageWatch) own(owners map[string]map[types.UID]bool) {
 	w.mu.Lock()
 	for _, uids := range owners {
@@ -164,7 +165,7 @@ func (w *stageWatch) own(owners map[string]map[types.UID]bool) {
 	}
 	w.mu.Unlock()
 	for ns := range owners {
-		r := w.resource(podsResource, ns)
+		r := w.resource(podsResource, ns, "")
 		for _, obj := range r.store.List() {
 			w.deletePod(r, obj)
 		}
@@ -182,11 +183,10 @@ type waitedObject struct {
 
 // waitGone waits until none of objs exists any more (an object of the same name with
 // another UID counts as gone) and no pod is left, in owners' namespaces, whose
-// controller is one of owners (podOwners) or that orphaned (may be nil) accepts.
-// The pods of owners are deleted as they are seen: owners' own deletes must have been
-// accepted, or a ReplicaSet would make them again. A pod is known by its owner, not by
-// labels alone, so the pods of other workloads with the same labels (a migration
-// Job's, another tool's) are not waited for.
+// controller is one of owners (podOwners) or that orphaned (may be nil) accepts; the
+// caller gives owners to own first, so their pods are deleted, not only waited for.
+// A pod is known by its owner, not by labels alone, so the pods of other workloads
+// with the same labels (a migration Job's, another tool's) are not waited for.
 func (w *stageWatch) waitGone(ctx context.Context, objs []*unstructured.Unstructured, owners map[string]map[types.UID]bool, orphaned func(*unstructured.Unstructured) bool) error {
 	var waited []waitedObject
 	for _, o := range objs {
@@ -194,17 +194,18 @@ func (w *stageWatch) waitGone(ctx context.Context, objs []*unstructured.Unstruct
 		if err != nil {
 			return err
 		}
-		ns, key := "", o.GetName()
+		// A namespaced object shares its kind's informer with the stage's others; a
+		// cluster-scoped one (the namespace) is watched alone, not with the cluster's.
+		ns, key, selector := "", o.GetName(), "metadata.name="+o.GetName()
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ns, key = o.GetNamespace(), o.GetNamespace()+"/"+o.GetName()
+			ns, key, selector = o.GetNamespace(), o.GetNamespace()+"/"+o.GetName(), ""
 		}
-		waited = append(waited, waitedObject{r: w.resource(m.Resource, ns), key: key, uid: o.GetUID(), resource: m.Resource.Resource, name: o.GetName()})
+		waited = append(waited, waitedObject{r: w.resource(m.Resource, ns, selector), key: key, uid: o.GetUID(), resource: m.Resource.Resource, name: o.GetName()})
 	}
 	pods := map[string]*watchedResource{}
 	for ns := range owners {
-		pods[ns] = w.resource(podsResource, ns)
+		pods[ns] = w.resource(podsResource, ns, "")
 	}
-	w.own(owners)
 	for _, o := range waited {
 		if !cache.WaitFor(ctx, "", o.r.synced) {
 			return fmt.Errorf("list %s before the watch: %w", o.resource, ctx.Err())
