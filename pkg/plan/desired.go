@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +29,7 @@ const PlaneLabel = v1alpha1.LabelPlane
 // Desired is everything one apply writes: the CRD, the OntoPlatform object (the
 // inventory's parent) and each plane's objects, labelled as inventory members.
 type Desired struct {
+	// CRD is shared by every Desired of the process (compiledCRD): read, never changed.
 	CRD         *unstructured.Unstructured
 	Platform    *unstructured.Unstructured
 	Planes      []render.Plane
@@ -41,8 +43,10 @@ type Desired struct {
 	UserSecrets []UserSecret
 }
 
-// CRD returns the OntoPlatform CRD compiled into the binary.
-func CRD() (*unstructured.Unstructured, error) {
+// compiledCRD is the OntoPlatform CRD compiled into the binary, decoded once per
+// process: its 150 KB of YAML decode to about 0.5 MB of maps, which a watch of 10
+// platforms held 10 times over (a heap profile: 4.6 MB of a 34 MB heap).
+var compiledCRD = sync.OnceValues(func() (*unstructured.Unstructured, error) {
 	data, err := manifests.FS.ReadFile(manifests.CRDPath)
 	if err != nil {
 		return nil, err
@@ -52,11 +56,21 @@ func CRD() (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("decode CRD: %w", err)
 	}
 	return obj, nil
+})
+
+// CRD returns the OntoPlatform CRD compiled into the binary: a copy of its own for
+// the caller.
+func CRD() (*unstructured.Unstructured, error) {
+	crd, err := compiledCRD()
+	if err != nil {
+		return nil, err
+	}
+	return crd.DeepCopy(), nil
 }
 
 // NewDesired prepares what applying p writes. planes are copied, not changed.
 func NewDesired(p *v1alpha1.OntoPlatform, planes []render.Plane) (*Desired, error) {
-	crd, err := CRD()
+	crd, err := compiledCRD()
 	if err != nil {
 		return nil, err
 	}
