@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -36,14 +37,28 @@ func run() int {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	// A heap profile as the command ends (for watch: on Ctrl-C), of what it still
-	// holds: the watch's memory per platform.
+	// A heap profile of what the command holds: for watch, taken on Ctrl-C before the
+	// manager stops (once stopped, its caches are gone: the profile at exit showed 9 MB
+	// of a 60 MB heap), so it is the watch's memory per platform; for the others, as
+	// the command ends.
 	if path := os.Getenv("KUBECTL_ONTO_MEMPROFILE"); path != "" {
-		defer func() {
-			if f, err := os.Create(path); err == nil {
-				runtime.GC()
-				_ = pprof.WriteHeapProfile(f)
-				_ = f.Close()
+		var once sync.Once
+		writeHeap := func() {
+			once.Do(func() {
+				if f, err := os.Create(path); err == nil {
+					runtime.GC()
+					_ = pprof.WriteHeapProfile(f)
+					_ = f.Close()
+				}
+			})
+		}
+		ended := make(chan struct{})
+		defer func() { close(ended); writeHeap() }()
+		go func() {
+			select {
+			case <-ctx.Done():
+				writeHeap()
+			case <-ended:
 			}
 		}()
 	}
