@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/coomia-dip/kubectl-onto/internal/controller"
@@ -143,6 +144,13 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
+	// The informers' streams stay open as long as the watch runs, one per kind and
+	// watched namespace. The API server gzips a stream that starts with its list
+	// (WatchListCompression), and each one then holds a decompressor here (about 40 KB)
+	// and a compressor there, for events of a few KB: 10 MB of heap over 10
+	// namespaces. The plans' and applies' one-shot lists (clients) stay compressed.
+	cfg = rest.CopyConfig(cfg)
+	cfg.DisableCompression = true
 	catalog, err := o.Catalog()
 	if err != nil {
 		return err
