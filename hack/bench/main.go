@@ -94,7 +94,7 @@ func main() {
 	flag.IntVar(&c.scaleRuns, "scale-runs", 3, "interleaved rounds of plan/diff/no-op apply/kubectl apply per fleet with -scale")
 	flag.BoolVar(&c.scaleWatch, "scale-watch", true, "with -scale: measure the watch over each fleet too")
 	flag.IntVar(&c.parallel, "parallel", 4, "with -scale: kubectl-onto's --parallel")
-	flag.StringVar(&c.watchBaseline, "watch-baseline", "", "with -scale or -watch-tenants: time the watch's cold start of this kubectl-onto binary (another build) beside the built one's, interleaved, before the watch's other figures")
+	flag.StringVar(&c.watchBaseline, "watch-baseline", "", "with -scale or -watch-tenants: time the watch's cold start, and its RSS and live heap once synced, of this kubectl-onto binary (another build) beside the built one's, interleaved, with --namespaces and with -A, before the watch's other figures")
 	flag.IntVar(&c.watchRounds, "watch-rounds", 3, "rounds of the cold-start comparison with -watch-baseline")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -140,12 +140,13 @@ func measureFleet(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl
 	fmt.Fprintf(out, "control plane with the fleet installed: %s\n", controlPlane)
 
 	if sc.watch && sc.watchBaseline != "" {
-		if err := compareColdStarts(ctx, out, bin, sc.watchBaseline, kubeconfig, f.Namespaces, n, sc.watchRounds); err != nil {
+		if err := compareColdStarts(ctx, out, bin, sc.watchBaseline, kubeconfig, f.Namespaces, n, sc.watchRounds, []bool{false, true}); err != nil {
 			return err
 		}
 	}
 	if sc.watch {
-		if err := watchTenants(ctx, out, cl, bin, kubeconfig, f.Namespaces, n, filepath.Base(sc.tenantFile), sc.repairs); err != nil {
+		// The scale cluster is the bench's own: -A watches only the fleet.
+		if err := watchTenants(ctx, out, cl, bin, kubeconfig, f.Namespaces, n, filepath.Base(sc.tenantFile), sc.repairs, []bool{false, true}); err != nil {
 			return err
 		}
 	} else {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,11 +65,12 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 		namespaces = append(namespaces, ns)
 	}
 	if baseline != "" && tenants > 0 {
-		if err := compareColdStarts(ctx, out, bin, baseline, kubeconfig, namespaces, tenants, max(1, rounds)); err != nil {
+		if err := compareColdStarts(ctx, out, bin, baseline, kubeconfig, namespaces, tenants, max(1, rounds), []bool{false}); err != nil {
 			return err
 		}
 	}
-	return watchTenants(ctx, out, cl, bin, kubeconfig, namespaces, tenants, filepath.Base(tenantFile), repairs)
+	// A shared cluster's other platforms: only the tenants' namespaces are watched.
+	return watchTenants(ctx, out, cl, bin, kubeconfig, namespaces, tenants, filepath.Base(tenantFile), repairs, []bool{false})
 }
 
 // watchTenants runs `kubectl-onto watch` of namespaces, which hold tenants platforms
@@ -79,10 +81,27 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 // minute holds three passes of each platform) and how many write, and how long a
 // deleted Deployment takes to come back (p50, p99 over repairs spread over the
 // tenants). The namespaces are deleted at the end, while the watch still runs.
-func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kubeconfig string, namespaces []string, tenants int, label string, repairs int) error {
-	// Only the tenants' namespaces: other platforms of a shared cluster would count.
+//
+// scopes are the watches measured one after the other: false watches the tenants'
+// namespaces by name (--namespaces: one informer per kind and namespace), true all
+// of them (-A: one per kind, as a platform team runs it for many tenants; only on a
+// cluster of the bench's own, as it reconciles every platform there). Only the
+// tenants' platforms count either way; the last watch deletes the namespaces.
+func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kubeconfig string, namespaces []string, tenants int, label string, repairs int, scopes []bool) error {
+	for i, all := range scopes {
+		if err := watchScope(ctx, out, cl, bin, kubeconfig, namespaces, tenants, label, repairs, all, i == len(scopes)-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watchScope is watchTenants' measure of one watch, of namespaces by name or with
+// allNamespaces of every namespace; with deleteAfter, it deletes the namespaces while it
+// runs.
+func watchScope(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kubeconfig string, namespaces []string, tenants int, label string, repairs int, allNamespaces, deleteAfter bool) error {
 	const resync = 20 * time.Second
-	w, err := launchWatch(ctx, bin, kubeconfig, namespaces, resync)
+	w, err := launchWatch(ctx, bin, kubeconfig, namespaces, allNamespaces, resync)
 	if err != nil {
 		return err
 	}
@@ -118,13 +137,18 @@ func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, ku
 
 	const idle = 60 * time.Second
 	logf("idle for %s (a pass of each platform every %s)", idle, resync)
-	from := count()
+	from, idleFrom := count(), time.Now()
 	time.Sleep(idle)
 	idleCounts := classes(from)
 	passes := max(1, tenants) * int(idle/resync)
 
-	fmt.Fprintf(out, "\nwatch --namespaces (theirs) --resync %s, the built binary as its own process, %d tenant platforms (%s):\n", resync, tenants, label)
+	scope := "--namespaces (theirs)"
+	if allNamespaces {
+		scope = "-A"
+	}
+	fmt.Fprintf(out, "\nwatch %s --resync %s, the built binary as its own process, %d tenant platforms (%s):\n", scope, resync, tenants, label)
 	fmt.Fprintf(out, "  cold start to every platform Ready (first passes over): %s; once synced: RSS %s, Go heap in use %s\n", secs(coldStart), rssSynced, heapSynced)
+	fmt.Fprintf(out, "  live heap after each GC of the idle minute (gctrace): %s\n", w.liveSince(idleFrom))
 	fmt.Fprintf(out, "  cold start: %d requests, %.1f per platform, %.1f per second: %s\n", coldCounts.Total(), float64(coldCounts.Total())/float64(max(1, tenants)), float64(coldCounts.Total())/coldStart.Seconds(), coldCounts)
 	fmt.Fprintf(out, "  idle %s: %d requests, %.1f per platform pass, %d writes: %s\n", idle, idleCounts.Total(), float64(idleCounts.Total())/float64(passes), idleCounts.Writes(), idleCounts)
 	if tenants == 0 {
@@ -164,6 +188,9 @@ func watchTenants(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, ku
 	p99 := took[min(len(took)-1, len(took)*99/100)]
 	fmt.Fprintf(out, "  drift repair (Deployment deleted → recreated), %d repairs: p50 %s, p99 %s (%s)\n", len(took), secs(took[len(took)/2]), secs(p99), durations(took))
 	fmt.Fprintf(out, "  RSS after the repairs: %s\n", rssOf(watch.Process.Pid))
+	if !deleteAfter {
+		return nil
+	}
 	// The tenants go while the watch runs: their OntoPlatforms carry its finalizer,
 	// which it drops for a namespace being deleted.
 	logf("delete %d namespaces (the watch releases its finalizers)", len(namespaces))
@@ -176,24 +203,46 @@ type runningWatch struct {
 	cmd         *exec.Cmd
 	metricsAddr string
 	started     time.Time
-	mu          sync.Mutex
-	requests    []string // "VERB url" of every response, in order
+	// namespaces are the tenants', whose platforms untilReady counts.
+	namespaces map[string]bool
+	mu         sync.Mutex
+	requests   []string // "VERB url" of every response, in order
+	lives      []liveHeap
 }
+
+// liveHeap is the heap marked live by one GC (GODEBUG=gctrace=1: "A->B->C MB", C).
+type liveHeap struct {
+	at time.Time
+	mb int
+}
+
+// gcLive matches gctrace's heap sizes at the start and end of a GC and marked live.
+var gcLive = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB`)
 
 // launchWatch starts bin's watch of namespaces with --resync resync, serving metrics
 // on a free local port.
-func launchWatch(ctx context.Context, bin, kubeconfig string, namespaces []string, resync time.Duration) (*runningWatch, error) {
+func launchWatch(ctx context.Context, bin, kubeconfig string, namespaces []string, allNamespaces bool, resync time.Duration) (*runningWatch, error) {
 	metricsAddr, err := freeAddress()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "watch", "--namespaces", strings.Join(namespaces, ","), "-v", "6", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", metricsAddr, "--resync", resync.String())
+	scope := []string{"--namespaces", strings.Join(namespaces, ",")}
+	if allNamespaces {
+		scope = []string{"-A"}
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"watch", "-v", "6", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", metricsAddr, "--resync", resync.String()}, scope...)...)
+	// gctrace: the heap each GC marks live, a figure that does not depend on when the
+	// metrics are read within the GC cycle as heap in use does.
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
 	}
-	w := &runningWatch{cmd: cmd, metricsAddr: metricsAddr, started: time.Now()}
+	w := &runningWatch{cmd: cmd, metricsAddr: metricsAddr, started: time.Now(), namespaces: map[string]bool{}}
+	for _, ns := range namespaces {
+		w.namespaces[ns] = true
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -202,6 +251,15 @@ func launchWatch(ctx context.Context, bin, kubeconfig string, namespaces []strin
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
+			if strings.HasPrefix(line, "gc ") {
+				if m := gcLive.FindStringSubmatch(line); m != nil {
+					mb, _ := strconv.Atoi(m[3])
+					w.mu.Lock()
+					w.lives = append(w.lives, liveHeap{at: time.Now(), mb: mb})
+					w.mu.Unlock()
+				}
+				continue
+			}
 			if !strings.Contains(line, "msg=Response") {
 				continue
 			}
@@ -211,6 +269,50 @@ func launchWatch(ctx context.Context, bin, kubeconfig string, namespaces []strin
 		}
 	}()
 	return w, nil
+}
+
+// liveSince is the heap marked live by the GCs since from: "min–max MB over N GCs".
+func (w *runningWatch) liveSince(from time.Time) string {
+	lo, hi := w.liveRange(from)
+	if lo < 0 {
+		return "no GC"
+	}
+	w.mu.Lock()
+	n := 0
+	for _, l := range w.lives {
+		if !l.at.Before(from) {
+			n++
+		}
+	}
+	w.mu.Unlock()
+	return fmt.Sprintf("%d–%d MB over %d GCs", lo, hi, n)
+}
+
+// lastLive is the heap the last GC marked live (-1 before the first).
+func (w *runningWatch) lastLive() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.lives) == 0 {
+		return -1
+	}
+	return w.lives[len(w.lives)-1].mb
+}
+
+// liveRange is the least and most heap marked live by a GC since from (-1 with none).
+func (w *runningWatch) liveRange(from time.Time) (lo, hi int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lo, hi = -1, -1
+	for _, l := range w.lives {
+		if l.at.Before(from) {
+			continue
+		}
+		if lo < 0 || l.mb < lo {
+			lo = l.mb
+		}
+		hi = max(hi, l.mb)
+	}
+	return lo, hi
 }
 
 // stop interrupts the watch (Ctrl-C) and waits for it to exit.
@@ -236,7 +338,7 @@ func (w *runningWatch) classes(from int) bench.Counts {
 // until they answer) and returns the time since the start; 5 minutes at most.
 func (w *runningWatch) untilReady(ctx context.Context, tenants int) (time.Duration, error) {
 	for {
-		if m, err := scrape(ctx, w.metricsAddr); err == nil && readyPlatforms(m) == tenants {
+		if m, err := scrape(ctx, w.metricsAddr); err == nil && readyPlatforms(m, w.namespaces) == tenants {
 			return time.Since(w.started), nil
 		}
 		if time.Since(w.started) > 5*time.Minute {
@@ -253,47 +355,84 @@ func (w *runningWatch) untilReady(ctx context.Context, tenants int) (time.Durati
 // compareColdStarts times the watch's cold start over the fleet, bin beside
 // baseline (another build), in rounds interleaved rounds after one untimed warm-up
 // (the first watch adds its finalizer to every OntoPlatform): wall until every
-// platform reports ready, and its requests.
-func compareColdStarts(ctx context.Context, out io.Writer, bin, baseline, kubeconfig string, namespaces []string, tenants, rounds int) error {
-	run := func(b string) (time.Duration, bench.Counts, error) {
-		w, err := launchWatch(ctx, b, kubeconfig, namespaces, 5*time.Minute)
+// platform reports ready, and its requests; then, after 25 s with no pass due, the
+// process's RSS and the least heap a GC of those 25 s marked live (with none, the
+// last GC's). scopes: as watchTenants'.
+func compareColdStarts(ctx context.Context, out io.Writer, bin, baseline, kubeconfig string, namespaces []string, tenants, rounds int, scopes []bool) error {
+	type result struct {
+		cold      time.Duration
+		req       bench.Counts
+		rss, live float64 // MiB, MB
+	}
+	run := func(b string, all bool) (result, error) {
+		w, err := launchWatch(ctx, b, kubeconfig, namespaces, all, 5*time.Minute)
 		if err != nil {
-			return 0, bench.Counts{}, err
+			return result{}, err
 		}
 		defer w.stop()
 		d, err := w.untilReady(ctx, tenants)
-		return d, w.classes(0), err
+		if err != nil {
+			return result{}, err
+		}
+		settled := time.Now()
+		time.Sleep(25 * time.Second)
+		live, _ := w.liveRange(settled)
+		if live < 0 {
+			// No GC in those 25 s (no pass is due for 5 minutes): the last one's.
+			live = w.lastLive()
+		}
+		return result{cold: d, req: w.classes(0), rss: rssMiB(w.cmd.Process.Pid), live: float64(live)}, nil
 	}
 	logf("watch cold start: warm-up")
-	if _, _, err := run(bin); err != nil {
+	if _, err := run(bin, false); err != nil {
 		return err
 	}
-	var ours, theirs []time.Duration
-	var oursReq, theirsReq bench.Counts
-	for r := range rounds {
-		for i := range 2 {
-			// Each round alternates which goes first.
-			b := bin
-			if (r+i)%2 == 1 {
-				b = baseline
-			}
-			logf("watch cold start, round %d of %d: %s", r+1, rounds, b)
-			d, req, err := run(b)
-			if err != nil {
-				return err
-			}
-			if b == bin {
-				ours, oursReq = append(ours, d), req
-			} else {
-				theirs, theirsReq = append(theirs, d), req
+	for _, all := range scopes {
+		var ours, theirs []result
+		for r := range rounds {
+			for i := range 2 {
+				// Each round alternates which goes first.
+				b := bin
+				if (r+i)%2 == 1 {
+					b = baseline
+				}
+				logf("watch cold start (all namespaces %v), round %d of %d: %s", all, r+1, rounds, b)
+				res, err := run(b, all)
+				if err != nil {
+					return err
+				}
+				if b == bin {
+					ours = append(ours, res)
+				} else {
+					theirs = append(theirs, res)
+				}
 			}
 		}
+		scope := "--namespaces (theirs)"
+		if all {
+			scope = "-A"
+		}
+		fmt.Fprintf(out, "\nwatch %s over %d platforms, this build beside %s, %d interleaved rounds (whole processes; medians):\n", scope, tenants, baseline, rounds)
+		for _, side := range []struct {
+			name string
+			rs   []result
+		}{{"this build", ours}, {"baseline", theirs}} {
+			var cold []time.Duration
+			var rss, live []float64
+			for _, r := range side.rs {
+				cold, rss, live = append(cold, r.cold), append(rss, r.rss), append(live, r.live)
+			}
+			fmt.Fprintf(out, "  %-10s cold start %s (%s), %d requests; 25 s later: RSS %.1f MiB, live heap %.0f MB\n",
+				side.name, secs(bench.Median(cold)), durations(cold), side.rs[len(side.rs)-1].req.Total(), medianOf(rss), medianOf(live))
+		}
 	}
-	fmt.Fprintf(out, "\nwatch cold start over %d platforms, to every platform ready, %d interleaved rounds (whole processes):\n", tenants, rounds)
-	fmt.Fprintf(out, "  this build: median %s (%s), %d requests: %s\n", secs(bench.Median(ours)), durations(ours), oursReq.Total(), oursReq)
-	fmt.Fprintf(out, "  baseline %s: median %s (%s), %d requests: %s\n", baseline, secs(bench.Median(theirs)), durations(theirs), theirsReq.Total(), theirsReq)
-	fmt.Fprintf(out, "  ratio %.2f\n", bench.Ratio(bench.Median(ours), bench.Median(theirs)))
 	return nil
+}
+
+// medianOf is the median of vs (the lower middle of an even count).
+func medianOf(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	return s[(len(s)-1)/2]
 }
 
 // freeAddress is a local address no one listens on, for the watch's metrics.
@@ -321,11 +460,16 @@ func scrape(ctx context.Context, addr string) (string, error) {
 	return "\n" + string(b), err
 }
 
-// readyPlatforms counts the onto_platform_ready samples at 1.
-func readyPlatforms(metrics string) int {
+// readyPlatforms counts the onto_platform_ready samples at 1 of platforms in namespaces.
+func readyPlatforms(metrics string, namespaces map[string]bool) int {
 	n := 0
 	for _, line := range strings.Split(metrics, "\n") {
-		if strings.HasPrefix(line, "onto_platform_ready{") && strings.HasSuffix(line, " 1") {
+		if !strings.HasPrefix(line, "onto_platform_ready{") || !strings.HasSuffix(line, " 1") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, `namespace="`)
+		ns, _, _ := strings.Cut(rest, `"`)
+		if ok && namespaces[ns] {
 			n++
 		}
 	}
@@ -345,17 +489,25 @@ func metricMiB(metrics, name string) string {
 	return "unknown"
 }
 
-// rssOf is a process's resident set size, from /proc.
-func rssOf(pid int) string {
+// rssMiB is a process's resident set size in MiB, from /proc (0 if unreadable).
+func rssMiB(pid int) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return "unknown"
+		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+			return float64(kb) / 1024
 		}
+	}
+	return 0
+}
+
+// rssOf is a process's resident set size, from /proc.
+func rssOf(pid int) string {
+	if mib := rssMiB(pid); mib > 0 {
+		return fmt.Sprintf("%.1f MiB", mib)
 	}
 	return "unknown"
 }
