@@ -67,7 +67,12 @@ retried by itself (kubectl onto upgrade resumes it, or rollback undoes it).
 
 A healthy platform is checked every 5 minutes (--resync), from the watch's cache; an
 object's change brings it back at once. --drift=report records drift (Events, --audit-log) without repairing it.
---leader-elect lets several replicas run, one of them writing. Ctrl-C stops it.`,
+--leader-elect lets several replicas run, one of them writing. Ctrl-C stops it.
+
+Its informers' watch streams are never compressed: a gzip stream holds memory here
+and in the API server for as long as it is open; --disable-compression applies to
+the rest. Over many tenant namespaces, -A takes less memory than --namespaces: one
+stream and cache per kind, not one per kind and namespace.`,
 		Example: `  kubectl onto watch -n onto-system
   kubectl onto watch -A --audit-log audit.jsonl
   kubectl onto watch -A --leader-elect --metrics-bind-address :8080 --health-probe-bind-address :8081   # in-cluster
