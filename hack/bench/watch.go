@@ -273,18 +273,10 @@ func launchWatch(ctx context.Context, bin, kubeconfig string, namespaces []strin
 
 // liveSince is the heap marked live by the GCs since from: "min–max MB over N GCs".
 func (w *runningWatch) liveSince(from time.Time) string {
-	lo, hi := w.liveRange(from)
-	if lo < 0 {
+	lo, hi, n := w.liveRange(from)
+	if n == 0 {
 		return "no GC"
 	}
-	w.mu.Lock()
-	n := 0
-	for _, l := range w.lives {
-		if !l.at.Before(from) {
-			n++
-		}
-	}
-	w.mu.Unlock()
 	return fmt.Sprintf("%d–%d MB over %d GCs", lo, hi, n)
 }
 
@@ -298,21 +290,21 @@ func (w *runningWatch) lastLive() int {
 	return w.lives[len(w.lives)-1].mb
 }
 
-// liveRange is the least and most heap marked live by a GC since from (-1 with none).
-func (w *runningWatch) liveRange(from time.Time) (lo, hi int) {
+// liveRange is the least and most heap marked live by the n GCs since from.
+func (w *runningWatch) liveRange(from time.Time) (lo, hi, n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	lo, hi = -1, -1
 	for _, l := range w.lives {
 		if l.at.Before(from) {
 			continue
 		}
-		if lo < 0 || l.mb < lo {
+		if n == 0 || l.mb < lo {
 			lo = l.mb
 		}
 		hi = max(hi, l.mb)
+		n++
 	}
-	return lo, hi
+	return lo, hi, n
 }
 
 // stop interrupts the watch (Ctrl-C) and waits for it to exit.
@@ -376,8 +368,8 @@ func compareColdStarts(ctx context.Context, out io.Writer, bin, baseline, kubeco
 		}
 		settled := time.Now()
 		time.Sleep(25 * time.Second)
-		live, _ := w.liveRange(settled)
-		if live < 0 {
+		live, _, n := w.liveRange(settled)
+		if n == 0 {
 			// No GC in those 25 s (no pass is due for 5 minutes): the last one's.
 			live = w.lastLive()
 		}
@@ -413,18 +405,19 @@ func compareColdStarts(ctx context.Context, out io.Writer, bin, baseline, kubeco
 			scope = "-A"
 		}
 		fmt.Fprintf(out, "\nwatch %s over %d platforms, this build beside %s, %d interleaved rounds (whole processes; medians):\n", scope, tenants, baseline, rounds)
-		for _, side := range []struct {
-			name string
-			rs   []result
-		}{{"this build", ours}, {"baseline", theirs}} {
-			var cold []time.Duration
-			var rss, live []float64
-			for _, r := range side.rs {
-				cold, rss, live = append(cold, r.cold), append(rss, r.rss), append(live, r.live)
+		// Medians of one side's runs; the requests are its last run's.
+		summary := func(rs []result) (colds []time.Duration, rss, live float64, req int) {
+			var rsss, lives []float64
+			for _, r := range rs {
+				colds, rsss, lives = append(colds, r.cold), append(rsss, r.rss), append(lives, r.live)
 			}
-			fmt.Fprintf(out, "  %-10s cold start %s (%s), %d requests; 25 s later: RSS %.1f MiB, live heap %.0f MB\n",
-				side.name, secs(bench.Median(cold)), durations(cold), side.rs[len(side.rs)-1].req.Total(), medianOf(rss), medianOf(live))
+			return colds, medianOf(rsss), medianOf(lives), rs[len(rs)-1].req.Total()
 		}
+		oursCold, oursRSS, oursLive, oursReq := summary(ours)
+		theirsCold, theirsRSS, theirsLive, theirsReq := summary(theirs)
+		fmt.Fprintf(out, "  this build cold start %s (%s), %d requests; 25 s later: RSS %.1f MiB, live heap %.0f MB\n", secs(bench.Median(oursCold)), durations(oursCold), oursReq, oursRSS, oursLive)
+		fmt.Fprintf(out, "  baseline   cold start %s (%s), %d requests; 25 s later: RSS %.1f MiB, live heap %.0f MB\n", secs(bench.Median(theirsCold)), durations(theirsCold), theirsReq, theirsRSS, theirsLive)
+		fmt.Fprintf(out, "  ratios: cold start %.2f, RSS %.2f, live heap %.2f\n", bench.Ratio(bench.Median(oursCold), bench.Median(theirsCold)), oursRSS/theirsRSS, oursLive/theirsLive)
 	}
 	return nil
 }
