@@ -397,31 +397,43 @@ func (f *uninstallFixture) holdPod(t *testing.T, component string) (string, func
 		t.Fatalf("%s pods: %v, %d", component, err, len(pods.Items))
 	}
 	held := pods.Items[0].Name
+	return held, f.hold(t, corev1.SchemeGroupVersion.WithResource("pods"), held)
+}
+
+// hold puts a finalizer on the object name of resource in the fixture's namespace, so
+// that a delete leaves it Terminating until release (also run at the test's end)
+// takes it off.
+func (f *uninstallFixture) hold(t *testing.T, resource schema.GroupVersionResource, name string) (release func()) {
+	t.Helper()
+	ri := f.cluster.Dynamic.Resource(resource).Namespace(f.ns)
 	setFinalizers := func(finalizers string) {
 		t.Helper()
 		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
-		if _, err := f.cluster.Kube.CoreV1().Pods(f.ns).Patch(context.Background(), held, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if _, err := ri.Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
 	}
 	setFinalizers(`["onto.dev/test-hold"]`)
-	release := func() { setFinalizers("null") }
+	release = func() { setFinalizers("null") }
 	t.Cleanup(release)
-	return held, release
+	return release
 }
 
-// TestUninstallTimeoutNamesWhatIsLeft: a pod that does not go fails its plane after
-// --plane-timeout, naming the plane and what is left; nothing of a later stage is
-// deleted; once the pod can go, a re-run finishes.
+// TestUninstallTimeoutNamesWhatIsLeft: a pod and a Service that do not go fail their
+// plane after --plane-timeout, naming the plane and what is left; nothing of a later
+// stage is deleted; once they can go, a re-run finishes. The Service's delete is
+// answered with the object, marked for deletion, where other deletes answer that the
+// object is gone: the wait must watch it (kube.Clients.Delete).
 func TestUninstallTimeoutNamesWhatIsLeft(t *testing.T) {
 	t.Parallel()
 	f := install(t, false)
-	held, release := f.holdPod(t, v1alpha1.ComponentOntologyService)
+	held, releasePod := f.holdPod(t, v1alpha1.ComponentOntologyService)
+	releaseService := f.hold(t, corev1.SchemeGroupVersion.WithResource("services"), v1alpha1.ComponentOntologyService)
 	_, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 3 * time.Second})
 	var applyErr *apply.ApplyError
 	if !errors.As(err, &applyErr) || applyErr.Plane != string(v1alpha1.PlaneControl) ||
-		!strings.Contains(err.Error(), "not gone after 3s: pods ["+held+"] of the deleted workloads still present in "+f.ns+": ") {
-		t.Fatalf("uninstall with pod %s held: %v, want plane control failing on that pod, named", held, err)
+		!strings.Contains(err.Error(), "not gone after 3s: pods ["+held+"] of the deleted workloads still present in "+f.ns+"; services ["+v1alpha1.ComponentOntologyService+"] still present: ") {
+		t.Fatalf("uninstall with pod %s and Service %s held: %v, want plane control failing on both, named", held, v1alpha1.ComponentOntologyService, err)
 	}
 	for _, e := range events {
 		if e.Plane == string(v1alpha1.PlaneInfrastructure) {
@@ -435,9 +447,14 @@ func TestUninstallTimeoutNamesWhatIsLeft(t *testing.T) {
 	if _, _, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 2 * time.Second}); err == nil {
 		t.Fatal("the re-run with the pod still held succeeded")
 	}
-	release()
+	// With the pod released, the Service alone still fails the plane.
+	releasePod()
+	if _, _, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 2 * time.Second}); err == nil || !strings.Contains(err.Error(), "not gone after 2s: services ["+v1alpha1.ComponentOntologyService+"] still present: ") {
+		t.Fatalf("the re-run with the Service still held: %v, want it failing on the Service", err)
+	}
+	releaseService()
 	if _, _, err := f.uninstall(t, apply.UninstallOptions{}); err != nil {
-		t.Fatalf("the re-run once the pod can go: %v", err)
+		t.Fatalf("the re-run once the pod and Service can go: %v", err)
 	}
 	f.platformGone(t)
 }

@@ -9,10 +9,13 @@ Licensed under the Apache License, Version 2.0.
 package kube
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -63,6 +66,10 @@ type Clients struct {
 	// Mapper maps kinds to resources; it re-reads discovery when a kind is unknown, so
 	// CRDs installed during a run (OntoPlatform itself) are found.
 	Mapper meta.ResettableRESTMapper
+
+	// rest is the REST client under Dynamic, for requests whose answer the dynamic
+	// client drops (Delete). Nil in Clients made by hand: Delete then cannot tell.
+	rest rest.Interface
 }
 
 // New builds Clients from a REST config. The config is copied, never changed.
@@ -78,16 +85,20 @@ func New(cfg *rest.Config) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	dc, err := dynamic.NewForConfig(cfg)
+	// The dynamic client's own construction, kept open so Delete can read answers.
+	dcfg := dynamic.ConfigFor(cfg)
+	dcfg.GroupVersion, dcfg.APIPath = nil, ""
+	rc, err := rest.UnversionedRESTClientFor(dcfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
+	dc := dynamic.New(rc)
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
-	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper}, nil
+	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper, rest: rc}, nil
 }
 
 // Mapping returns the REST mapping of obj's kind. When the kind is unknown it forgets
@@ -119,6 +130,60 @@ func (c *Clients) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInte
 		return c.Dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
 	}
 	return c.Dynamic.Resource(m.Resource), nil
+}
+
+// Delete deletes obj as opts say, as the dynamic client would, and reports whether
+// the API server's answer says the object is gone. A delete that removes the object at
+// once answers with a Status of Success, or, for resources that return the deleted
+// object (Services, ServiceAccounts, pods), with the object as it was, without a
+// deletionTimestamp. One that leaves it terminating, held by a finalizer or a pod's
+// grace period, answers with the object marked by one. Clients without a REST client
+// (made by hand) answer false: the caller must watch the object go.
+func (c *Clients) Delete(ctx context.Context, obj *unstructured.Unstructured, opts metav1.DeleteOptions) (gone bool, err error) {
+	m, err := c.Mapping(obj)
+	if err != nil {
+		return false, err
+	}
+	namespaced := m.Scope.Name() == meta.RESTScopeNameNamespace
+	if namespaced && obj.GetNamespace() == "" {
+		return false, errors.New("namespaced object without a namespace")
+	}
+	if c.rest == nil {
+		ri, err := c.Resource(obj)
+		if err != nil {
+			return false, err
+		}
+		return false, ri.Delete(ctx, obj.GetName(), opts)
+	}
+	gvr := m.Resource
+	path := []string{"/api", gvr.Version}
+	if gvr.Group != "" {
+		path = []string{"/apis", gvr.Group, gvr.Version}
+	}
+	if namespaced {
+		path = append(path, "namespaces", obj.GetNamespace())
+	}
+	path = append(path, gvr.Resource, obj.GetName())
+	raw, err := c.rest.Delete().AbsPath(path...).Body(&opts).Do(ctx).Raw()
+	if err != nil {
+		return false, err
+	}
+	var answer struct {
+		Kind string `json:"kind"`
+		// Status is a Status's string, and an object's own status.
+		Status   json.RawMessage `json:"status"`
+		Metadata struct {
+			DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(raw, &answer) != nil || answer.Kind == "" {
+		return false, nil
+	}
+	if answer.Kind == "Status" {
+		var status string
+		return json.Unmarshal(answer.Status, &status) == nil && status == metav1.StatusSuccess, nil
+	}
+	return answer.Metadata.DeletionTimestamp == nil, nil
 }
 
 // Ref is "Kind namespace/name" (or "Kind name" when cluster-scoped), the way errors and
