@@ -186,7 +186,7 @@ func (a *Applier) releaseKeptNamespace(ctx context.Context, p *UninstallPlan) er
 // of 60-90 ms. The namespace's ReplicaSets, listed before the stage's deletes, tell
 // both those and the pods of the Deployments the steps delete (podOwners).
 func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []UninstallStep, opts UninstallOptions, res *UninstallResult, orphansGone bool) error {
-	var later func(*unstructured.Unstructured) bool
+	var later func(metav1.Object) bool
 	var replicaSets []appsv1.ReplicaSet
 	if opts.DryRun != DryRunServer && (!orphansGone || stageHas(stage, "apps", health.KindDeployment)) {
 		ns := p.Platform.Namespace
@@ -201,8 +201,8 @@ func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []Uni
 	if opts.DryRun != DryRunServer && !orphansGone {
 		orphaned := orphanedPods(p, replicaSets)
 		rank := uninstallRank(stage[0].Plane)
-		earlier := func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r < rank }
-		later = func(pod *unstructured.Unstructured) bool { r, ok := orphaned(pod); return ok && r >= rank }
+		earlier := func(pod metav1.Object) bool { r, ok := orphaned(pod); return ok && r < rank }
+		later = func(pod metav1.Object) bool { r, ok := orphaned(pod); return ok && r >= rank }
 		if rank > 1 {
 			wctx, cancel := context.WithTimeout(ctx, planeTimeout(opts))
 			err := watch.waitGone(wctx, nil, map[string]map[types.UID]bool{p.Platform.Namespace: {}}, earlier)
@@ -245,7 +245,7 @@ func (a *Applier) deleteStage(ctx context.Context, p *UninstallPlan, stage []Uni
 // holds: the namespace, protected claims): with every object watched, each stage
 // listed and watched every kind it deleted, 8 lists for the service stage of the
 // production example, queued at the API server behind the stage's deletes.
-func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions, watch *stageWatch, replicaSets []appsv1.ReplicaSet, orphaned func(*unstructured.Unstructured) bool) (int, error) {
+func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step UninstallStep, opts UninstallOptions, watch *stageWatch, replicaSets []appsv1.ReplicaSet, orphaned func(metav1.Object) bool) (int, error) {
 	a.emit(Event{Type: EventPlaneStarted, Plane: step.Plane, Message: fmt.Sprintf("%d to delete", len(step.Objects))})
 	var objs []*unstructured.Unstructured
 	for _, ref := range step.Objects {
@@ -408,7 +408,7 @@ func uninstallRank(plane string) int {
 // uninstallRank of its plane (its component label). Pods of Jobs are never orphans
 // (a migration Job goes with the OntoPlatform). replicaSets are the platform
 // namespace's.
-func orphanedPods(p *UninstallPlan, replicaSets []appsv1.ReplicaSet) func(*unstructured.Unstructured) (int, bool) {
+func orphanedPods(p *UninstallPlan, replicaSets []appsv1.ReplicaSet) func(metav1.Object) (int, bool) {
 	platformLabels := labels.Set{v1alpha1.LabelInstance: p.Platform.Name, v1alpha1.LabelManagedBy: plan.FieldManager}
 	live := map[types.UID]bool{} // the plan's live Deployments and StatefulSets
 	for _, obj := range p.live {
@@ -423,7 +423,7 @@ func orphanedPods(p *UninstallPlan, replicaSets []appsv1.ReplicaSet) func(*unstr
 		}
 	}
 	selector := platformLabels.AsSelector()
-	return func(pod *unstructured.Unstructured) (int, bool) {
+	return func(pod metav1.Object) (int, bool) {
 		ref := metav1.GetControllerOfNoCopy(pod)
 		switch {
 		case ref == nil || !selector.Matches(labels.Set(pod.GetLabels())):
@@ -470,7 +470,7 @@ func stageHas(stage []UninstallStep, group, kind string) bool {
 }
 
 // controlledBy reports whether pod's controller is one of uids.
-func controlledBy(pod *unstructured.Unstructured, uids map[types.UID]bool) bool {
+func controlledBy(pod metav1.Object, uids map[types.UID]bool) bool {
 	for _, ref := range pod.GetOwnerReferences() {
 		if ref.Controller != nil && *ref.Controller && uids[ref.UID] {
 			return true

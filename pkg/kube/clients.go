@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
@@ -63,6 +64,9 @@ type Clients struct {
 	Config  *rest.Config
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
+	// Metadata reads objects' metadata alone, in protobuf: for watches that need no
+	// more, such as the pods an uninstall waits for.
+	Metadata metadata.Interface
 	// Mapper maps kinds to resources; it re-reads discovery when a kind is unknown, so
 	// CRDs installed during a run (OntoPlatform itself) are found.
 	Mapper meta.ResettableRESTMapper
@@ -93,12 +97,16 @@ func New(cfg *rest.Config) (*Clients, error) {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
 	dc := dynamic.New(rc)
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
-	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Mapper: mapper, rest: rc}, nil
+	return &Clients{Config: cfg, Kube: kc, Dynamic: dc, Metadata: mc, Mapper: mapper, rest: rc}, nil
 }
 
 // Mapping returns the REST mapping of obj's kind. When the kind is unknown it forgets

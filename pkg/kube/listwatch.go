@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/klog/v2"
@@ -30,6 +31,18 @@ func ListWatch(ri dynamic.ResourceInterface, fieldSelector string) *cache.ListWa
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = fieldSelector
+			return ri.Watch(ctx, o)
+		},
+	}
+}
+
+// MetadataListWatch is ListWatch of ri's metadata alone.
+func MetadataListWatch(ri metadata.ResourceInterface) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return ri.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return ri.Watch(ctx, o)
 		},
 	}
