@@ -100,9 +100,10 @@ func (w *stageWatch) resource(gvr schema.GroupVersionResource, ns, fieldSelector
 	// labels, deletion), in protobuf: decoding whole pods as JSON from the watch, each
 	// changed 3-4 times as it goes, was 45% of an uninstall's CPU on a 2-core machine
 	// it shares with the API server.
-	lw, objType := cache.ListerWatcher(kube.ListWatch(ri, fieldSelector)), runtime.Object(&unstructured.Unstructured{})
-	if pods && w.clients.Metadata != nil {
-		lw, objType = kube.MetadataListWatch(w.clients.Metadata.Resource(gvr).Namespace(ns)), &metav1.PartialObjectMetadata{}
+	var lw cache.ListerWatcher = kube.ListWatch(ri, fieldSelector)
+	var objType runtime.Object = &unstructured.Unstructured{}
+	if pods {
+		lw, objType = kube.MetadataListWatch(w.clients.Metadata.Resource(gvr).Namespace(ns), fieldSelector), &metav1.PartialObjectMetadata{}
 	}
 	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,

@@ -59,6 +59,8 @@ func ShareRateLimits(cfg *rest.Config, n int) *rest.Config {
 	return cfg
 }
 
+var errNoNamespace = errors.New("namespaced object without a namespace")
+
 // Clients are the clients of one cluster.
 type Clients struct {
 	Config  *rest.Config
@@ -72,7 +74,7 @@ type Clients struct {
 	Mapper meta.ResettableRESTMapper
 
 	// rest is the REST client under Dynamic, for requests whose answer the dynamic
-	// client drops (Delete). Nil in Clients made by hand: Delete then cannot tell.
+	// client drops (Delete).
 	rest rest.Interface
 }
 
@@ -133,7 +135,7 @@ func (c *Clients) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInte
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		if obj.GetNamespace() == "" {
-			return nil, errors.New("namespaced object without a namespace")
+			return nil, errNoNamespace
 		}
 		return c.Dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
 	}
@@ -145,8 +147,7 @@ func (c *Clients) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInte
 // once answers with a Status of Success, or, for resources that return the deleted
 // object (Services, ServiceAccounts, pods), with the object as it was, without a
 // deletionTimestamp. One that leaves it terminating, held by a finalizer or a pod's
-// grace period, answers with the object marked by one. Clients without a REST client
-// (made by hand) answer false: the caller must watch the object go.
+// grace period, answers with the object marked by one.
 func (c *Clients) Delete(ctx context.Context, obj *unstructured.Unstructured, opts metav1.DeleteOptions) (gone bool, err error) {
 	m, err := c.Mapping(obj)
 	if err != nil {
@@ -154,25 +155,15 @@ func (c *Clients) Delete(ctx context.Context, obj *unstructured.Unstructured, op
 	}
 	namespaced := m.Scope.Name() == meta.RESTScopeNameNamespace
 	if namespaced && obj.GetNamespace() == "" {
-		return false, errors.New("namespaced object without a namespace")
-	}
-	if c.rest == nil {
-		ri, err := c.Resource(obj)
-		if err != nil {
-			return false, err
-		}
-		return false, ri.Delete(ctx, obj.GetName(), opts)
+		return false, errNoNamespace
 	}
 	gvr := m.Resource
-	path := []string{"/api", gvr.Version}
+	prefix := []string{"/api", gvr.Version}
 	if gvr.Group != "" {
-		path = []string{"/apis", gvr.Group, gvr.Version}
+		prefix = []string{"/apis", gvr.Group, gvr.Version}
 	}
-	if namespaced {
-		path = append(path, "namespaces", obj.GetNamespace())
-	}
-	path = append(path, gvr.Resource, obj.GetName())
-	raw, err := c.rest.Delete().AbsPath(path...).Body(&opts).Do(ctx).Raw()
+	raw, err := c.rest.Delete().AbsPath(prefix...).NamespaceIfScoped(obj.GetNamespace(), namespaced).
+		Resource(gvr.Resource).Name(obj.GetName()).Body(&opts).Do(ctx).Raw()
 	if err != nil {
 		return false, err
 	}

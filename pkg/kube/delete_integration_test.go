@@ -26,9 +26,10 @@ func TestMain(m *testing.M) { testcluster.Main(m) }
 // TestDeleteSaysWhetherTheObjectIsGone: Delete reads the API server's answer. A
 // ConfigMap is answered by a Status, a Service and a ServiceAccount by the deleted
 // object (the Service's own status field is an object, not the Status's string);
-// all three are gone. Held by a finalizer, a ConfigMap and a Namespace (cluster-scoped,
-// its finalizer the API server's own) are answered by the object marked for deletion:
-// not gone, and still there. A missing object and a UID precondition that fails keep
+// all three are gone. Held by a finalizer, a ConfigMap and a Namespace (cluster-scoped)
+// are answered by the object marked for deletion: not gone, and still there. (The
+// Namespace's own finalizer alone would not do: an empty namespace may be gone before
+// the test looks.) A missing object and a UID precondition that fails keep
 // their API errors, as the dynamic client's.
 func TestDeleteSaysWhetherTheObjectIsGone(t *testing.T) {
 	t.Parallel()
@@ -70,7 +71,7 @@ func TestDeleteSaysWhetherTheObjectIsGone(t *testing.T) {
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, true},
 		{&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta("plain")}, true},
 		{&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta("held", hold)}, false},
-		{&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: heldNamespace}}, false},
+		{&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: heldNamespace, Finalizers: []string{hold}}}, false},
 	} {
 		obj := create(tc.obj)
 		ri, err := clients.Resource(obj)

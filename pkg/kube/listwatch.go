@@ -24,26 +24,23 @@ import (
 // "metadata.name=x" (empty: everything), for watch-driven waits with
 // watchtools.UntilWithSync.
 func ListWatch(ri dynamic.ResourceInterface, fieldSelector string) *cache.ListWatch {
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = fieldSelector
-			return ri.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = fieldSelector
-			return ri.Watch(ctx, o)
-		},
-	}
+	return listWatch(ri.List, ri.Watch, fieldSelector)
 }
 
 // MetadataListWatch is ListWatch of ri's metadata alone.
-func MetadataListWatch(ri metadata.ResourceInterface) *cache.ListWatch {
+func MetadataListWatch(ri metadata.ResourceInterface, fieldSelector string) *cache.ListWatch {
+	return listWatch(ri.List, ri.Watch, fieldSelector)
+}
+
+func listWatch[L runtime.Object](list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), fieldSelector string) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return ri.List(ctx, o)
+			o.FieldSelector = fieldSelector
+			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return ri.Watch(ctx, o)
+			o.FieldSelector = fieldSelector
+			return watchFn(ctx, o)
 		},
 	}
 }
