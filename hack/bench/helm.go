@@ -21,6 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -37,6 +38,9 @@ type helmComparison struct {
 	steps []string
 	onto  map[string][]time.Duration
 	helm  map[string][]time.Duration
+	// pods is the number of pods left as each teardown command exited, per round.
+	pods    map[string][]int
+	podCmds []string
 }
 
 func (h *helmComparison) add(step string, onto, helm time.Duration) {
@@ -59,7 +63,9 @@ func (h *helmComparison) add(step string, onto, helm time.Duration) {
 //     which waits for its objects to be gone but not for their pods; and the same
 //     uninstall vs Helm's followed by `kubectl wait --for=delete pods --all`, which
 //     ends where ours does, every pod gone (ours waits for each plane's pods before
-//     it deletes the plane before it).
+//     it deletes the plane before it); and the same uninstall vs `helm uninstall
+//     --wait --cascade foreground` of a third release, Helm's own way to end there.
+//     The pods left as each teardown exits are counted.
 //
 // Helm's namespace is made before its install (a release lives in it), ours by the
 // install. Both keep the PersistentVolumeClaims; the namespaces go afterwards, untimed.
@@ -141,7 +147,13 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl 
 		if o, err = onto("uninstall", chartInfo.platform, "-n", nsOnto); err != nil {
 			return err
 		}
+		if err := h.podsLeft(ctx, cl, "kubectl-onto uninstall", nsOnto); err != nil {
+			return err
+		}
 		if hl, err = helm("uninstall", helmRelease, "--wait", "--timeout", "15m"); err != nil {
+			return err
+		}
+		if err := h.podsLeft(ctx, cl, "helm uninstall --wait", nsHelm); err != nil {
 			return err
 		}
 		pods, err := kubectl.WaitPodsDeleted(ctx, nsHelm)
@@ -150,12 +162,38 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl 
 		}
 		h.add("teardown (volumes kept)", o, hl)
 		h.add("teardown, until every pod is gone", o, hl+pods.Wall)
-		for _, ns := range []string{nsOnto, nsHelm} {
-			// 10 minutes: the kept claims go with the namespace, and the test cluster's
-			// pvc-protection controller was seen taking 3 minutes to release them.
-			if err := cl.DeleteNamespace(ctx, ns, 10*time.Minute); err != nil {
-				return err
-			}
+		// 10 minutes: the kept claims go with the namespace, and the test cluster's
+		// pvc-protection controller was seen taking 3 minutes to release them.
+		if err := cl.DeleteNamespaces(ctx, []string{nsOnto, nsHelm}, 10*time.Minute); err != nil {
+			return err
+		}
+
+		// Helm's own way to end where ours does: with --cascade foreground each owner
+		// it deletes waits for its dependents (ReplicaSets, then pods), and --wait for
+		// the owners. Installed (untimed) once the two platforms above are gone: the
+		// test cluster's GPU node fits two production platforms, not three.
+		nsFg := bench.NamespaceName("helm-fg")
+		track(nsFg)
+		chartFg, err := writeChart(tmp, example, nsFg, "INFO")
+		if err != nil {
+			return err
+		}
+		if err := cl.CreateNamespace(ctx, nsFg); err != nil {
+			return err
+		}
+		if _, err := timeHelm(ctx, helmPath, kubeconfig, nsFg, "install", helmRelease, chartFg.dir, "--wait", "--wait-for-jobs", "--timeout", "15m"); err != nil {
+			return err
+		}
+		hf, err := timeHelm(ctx, helmPath, kubeconfig, nsFg, "uninstall", helmRelease, "--wait", "--cascade", "foreground", "--timeout", "15m")
+		if err != nil {
+			return err
+		}
+		if err := h.podsLeft(ctx, cl, "helm uninstall --wait --cascade foreground", nsFg); err != nil {
+			return err
+		}
+		h.add("teardown vs helm --cascade foreground (both end with every pod gone)", o, hf)
+		if err := cl.DeleteNamespace(ctx, nsFg, 10*time.Minute); err != nil {
+			return err
 		}
 	}
 	fmt.Fprintf(out, "\nkubectl-onto vs %s, %s, against %s\n", strings.TrimSpace(string(version)), time.Now().Format(time.RFC3339), cl.Config.Host)
@@ -166,7 +204,31 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl 
 		mo, mh := bench.Median(h.onto[step]), bench.Median(h.helm[step])
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%s\t%s\t\n", step, len(h.onto[step]), secs(mo), secs(mh), bench.Ratio(mo, mh), durations(h.onto[step]), durations(h.helm[step]))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "pods left in the namespace as each teardown command exited, per round:")
+	for _, cmd := range h.podCmds {
+		fmt.Fprintf(out, "  %-45s %v\n", cmd, h.pods[cmd])
+	}
+	return nil
+}
+
+// podsLeft records how many pods are left in namespace ns as cmd, a teardown, has
+// just exited: what a user who runs the next command finds still terminating.
+func (h *helmComparison) podsLeft(ctx context.Context, cl *bench.Cluster, cmd, ns string) error {
+	list, err := cl.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list the pods left in %s after %s: %w", ns, cmd, err)
+	}
+	if h.pods == nil {
+		h.pods = map[string][]int{}
+	}
+	if h.pods[cmd] == nil {
+		h.podCmds = append(h.podCmds, cmd)
+	}
+	h.pods[cmd] = append(h.pods[cmd], len(list.Items))
+	return nil
 }
 
 // timeHelm runs helm with args in namespace ns and returns its wall time, start to exit.
