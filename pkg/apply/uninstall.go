@@ -95,9 +95,17 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	// The first stage this run completes has seen every orphaned pod go; the
 	// stages after it do not look for them again.
 	orphansGone := false
+	namespaceReleased := false
 	for _, stage := range p.Stages() {
 		// The OntoPlatform and the namespace are stages of their own.
 		if stage[0].Plane == plan.PlatformPlane && writing {
+			// The kept namespace leaves the inventory before its parent goes: a run
+			// killed between the two left it labelled for a parent no re-run can
+			// find, and every other platform there was refused as a conflict.
+			if err := a.releaseKeptNamespace(ctx, p); err != nil {
+				return res, err
+			}
+			namespaceReleased = true
 			// Without a reconciler to remove it, the watch's finalizer would keep
 			// the OntoPlatform Terminating for ever: this run did its work.
 			if err := a.RemoveFinalizer(ctx, p.Platform.Namespace, p.Platform.Name); err != nil {
@@ -116,8 +124,10 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		orphansGone = true
 	}
 	if opts.DryRun != DryRunServer {
-		if err := a.releaseKeptNamespace(ctx, p); err != nil {
-			return res, err
+		if !namespaceReleased {
+			if err := a.releaseKeptNamespace(ctx, p); err != nil {
+				return res, err
+			}
 		}
 		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects deleted, %d kept", res.Deleted, len(p.Kept))})
 	}

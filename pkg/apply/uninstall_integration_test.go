@@ -39,6 +39,9 @@ type uninstallFixture struct {
 	clients  *kube.Clients
 	platform *v1alpha1.OntoPlatform
 	ns       string
+	// onEvent, when set, sees each event of uninstall as it is emitted, before the
+	// run goes on.
+	onEvent func(apply.Event)
 }
 
 // uninstallComponents are the components of the minimal example the uninstall tests
@@ -78,6 +81,9 @@ func (f *uninstallFixture) uninstall(t *testing.T, opts apply.UninstallOptions) 
 	var mu sync.Mutex
 	var events []apply.Event
 	a := &apply.Applier{Clients: f.clients, Now: time.Now, Observer: func(e apply.Event) {
+		if f.onEvent != nil {
+			f.onEvent(e)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, e)
@@ -233,9 +239,28 @@ func TestUninstallReverseOrderKeepsData(t *testing.T) {
 	// A pod with a workload's labels but none of its owners is not waited for: with a
 	// wait by labels, the uninstall would fail after the plane timeout.
 	lookalike := f.lookalikePod(t)
+	// The kept namespace leaves the inventory before the OntoPlatform goes: a run
+	// killed after the OntoPlatform's delete must not leave the namespace labelled
+	// for a parent no re-run finds.
+	labelledAtPlatformDelete := "no OntoPlatform delete seen"
+	f.onEvent = func(e apply.Event) {
+		if e.Type != apply.EventObjectDeleted || e.Plane != plan.PlatformPlane {
+			return
+		}
+		ns, err := f.cluster.Kube.CoreV1().Namespaces().Get(t.Context(), f.ns, metav1.GetOptions{})
+		if err != nil {
+			labelledAtPlatformDelete = err.Error()
+			return
+		}
+		labelledAtPlatformDelete = ns.Labels[inventory.PartOfLabel]
+	}
 	res, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 30 * time.Second})
+	f.onEvent = nil
 	if err != nil {
 		t.Fatalf("uninstall: %v", err)
+	}
+	if labelledAtPlatformDelete != "" {
+		t.Errorf("as the OntoPlatform was deleted, the kept namespace still carried %s=%q", inventory.PartOfLabel, labelledAtPlatformDelete)
 	}
 	checkStages(t, res.Plan, events, [][]string{{"gateway", "intelligence", "data", "control"}, {"infrastructure"}, {"tenancy"}, {plan.PlatformPlane}})
 
