@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,12 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		// created objects a plan made before could not see. Only the name is needed
 		// to take it.
 		parent, err := (&inventory.Lister{Dynamic: a.Clients.Dynamic, Mapper: a.Clients.Mapper}).Parent(ctx, namespace, name)
+		var notFound *inventory.NotFoundError
+		if errors.As(err, &notFound) && !notFound.CRDMissing {
+			if res, done, ferr := a.finishDeleted(ctx, namespace, name, opts); ferr != nil || done {
+				return res, ferr
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -132,6 +139,43 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 		a.emit(Event{Type: EventDone, Message: fmt.Sprintf("%d objects deleted, %d kept", res.Deleted, len(p.Kept))})
 	}
 	return res, nil
+}
+
+// finishDeleted completes an uninstall killed after it deleted the OntoPlatform name
+// and before it released its lock: the re-run finds no OntoPlatform, only the lock's
+// Lease. It takes the lock as any run does (a live holder's is still an error, or
+// waited for) and releases it, which deletes the Lease. Without a name, the one lock
+// Lease of the namespace names the platform. done is false when there is no Lease to
+// remove (nothing was left: the caller reports the platform as not found).
+func (a *Applier) finishDeleted(ctx context.Context, namespace, name string, opts UninstallOptions) (res *UninstallResult, done bool, err error) {
+	if name == "" {
+		leases, err := a.Clients.Kube.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, false, fmt.Errorf("list the lock leases in %s: %w", namespace, err)
+		}
+		var names []string
+		for _, l := range leases.Items {
+			if n, ok := strings.CutPrefix(l.Name, LockName("")); ok {
+				names = append(names, n)
+			}
+		}
+		if len(names) != 1 {
+			return nil, false, nil
+		}
+		name = names[0]
+	}
+	holder, _, err := LeaseOf(ctx, a.Clients.Kube, namespace, name)
+	if err != nil || holder == "" {
+		return nil, false, err
+	}
+	_, release, err := a.lock(ctx, namespace, name, opts.Holder, opts.LockTTL, opts.LockWait)
+	if err != nil {
+		return nil, false, err
+	}
+	release()
+	a.emit(Event{Type: EventDone, Message: fmt.Sprintf("OntoPlatform %s/%s was already deleted by an interrupted uninstall; removed the lock it left", namespace, name)})
+	p := &UninstallPlan{Platform: plan.ObjectRef{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Kind: v1alpha1.Kind, Namespace: namespace, Name: name}}
+	return &UninstallResult{Plan: p}, true, nil
 }
 
 // RemoveFinalizer takes the watch reconciler's Finalizer off the OntoPlatform

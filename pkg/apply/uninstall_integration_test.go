@@ -384,6 +384,72 @@ func TestUninstallMissingPlatform(t *testing.T) {
 	}
 }
 
+// TestUninstallRerunAfterThePlatformWent: an uninstall killed after it deleted the
+// OntoPlatform, before it released its lock, left the lock's Lease. Its re-run (here
+// without a name: the Lease names the platform) takes the dead holder's Lease over and
+// removes it; a run that finds nothing left still fails as not found, and a Lease whose
+// holder still runs is not taken.
+func TestUninstallRerunAfterThePlatformWent(t *testing.T) {
+	t.Parallel()
+	f := install(t, false)
+	if _, _, err := f.uninstall(t, apply.UninstallOptions{}); err != nil {
+		t.Fatalf("uninstall: %v", err)
+	}
+	leases := f.cluster.Kube.CoordinationV1().Leases(f.ns)
+	// leaveLock takes the platform's lock as process holder and stops renewing it
+	// without releasing it, as a killed run leaves it.
+	leaveLock := func(holder apply.Process) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		a := &apply.Applier{Clients: f.clients, Now: time.Now, Process: holder}
+		if _, _, err := a.Lock(ctx, f.ns, f.platform.Name, apply.Options{Holder: "killed-uninstall"}); err != nil {
+			t.Fatalf("take the lock: %v", err)
+		}
+		cancel()
+	}
+	rerun := func() ([]apply.Event, *apply.UninstallResult, error) {
+		var events []apply.Event
+		a := &apply.Applier{Clients: f.clients, Now: time.Now, Process: apply.CurrentProcess(), Observer: func(e apply.Event) { events = append(events, e) }}
+		res, err := a.Uninstall(t.Context(), f.ns, "", apply.UninstallOptions{Holder: "rerun"})
+		return events, res, err
+	}
+
+	// A holder that still runs (this process) keeps its Lease.
+	leaveLock(apply.CurrentProcess())
+	var locked *apply.LockedError
+	if _, _, err := rerun(); !errors.As(err, &locked) {
+		t.Fatalf("re-run beside a live holder: got %v, want a LockedError", err)
+	}
+	if err := leases.Delete(t.Context(), apply.LockName(f.platform.Name), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A killed holder: same host, PID and namespaces, another start time.
+	dead := apply.CurrentProcess()
+	dead.Start = "1"
+	leaveLock(dead)
+	events, res, err := rerun()
+	if err != nil {
+		t.Fatalf("re-run after the kill: %v", err)
+	}
+	if res.Plan.Platform.Name != f.platform.Name || res.Deleted != 0 {
+		t.Errorf("re-run result: platform %s, %d deleted; want %s, 0", res.Plan.Platform.Name, res.Deleted, f.platform.Name)
+	}
+	if !slices.ContainsFunc(events, func(e apply.Event) bool { return e.Type == apply.EventLockTakenOver }) ||
+		!slices.ContainsFunc(events, func(e apply.Event) bool { return e.Type == apply.EventDone }) {
+		t.Errorf("re-run events %+v: want the lock taken over and done", events)
+	}
+	if _, err := leases.Get(t.Context(), apply.LockName(f.platform.Name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("lock lease left after the re-run (err %v)", err)
+	}
+
+	// Nothing is left now: another run fails as not found.
+	var nf *inventory.NotFoundError
+	if _, _, err := rerun(); !errors.As(err, &nf) {
+		t.Errorf("run with nothing left: got %v, want a NotFoundError", err)
+	}
+}
+
 // TestUninstallRemovesWatchFinalizer: a platform the watch finalized once, with no
 // watch running now, is uninstalled to the end: the CLI takes the finalizer off rather
 // than waiting for ever on an OntoPlatform stuck Terminating.
