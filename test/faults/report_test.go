@@ -44,12 +44,13 @@ func recordRerun(t *testing.T, r signalled) {
 	outcomes.byTest[t.Name()] = append(outcomes.byTest[t.Name()], rerunOutcome{wall: r.exitedAt.Sub(r.startedAt), writes: writes(r.events)})
 }
 
-// writes counts the objects a run created, changed, replaced or deleted.
+// writes counts the objects a run created, changed, replaced, pruned or (an
+// uninstall) deleted.
 func writes(events []apply.Event) int {
 	n := 0
 	for _, ev := range events {
 		switch {
-		case ev.Type == apply.EventObjectPruned:
+		case ev.Type == apply.EventObjectPruned, ev.Type == apply.EventObjectDeleted:
 			n++
 		case ev.Type == apply.EventObjectApplied && ev.Action != plan.ActionUnchanged && ev.Action != "":
 			n++

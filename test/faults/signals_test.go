@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -25,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,6 +34,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
 
@@ -110,17 +113,27 @@ func nth(n int) func(apply.Event) bool {
 // arguments, then the file whose spec the platform must match once the re-run is done.
 type killPoint func(t *testing.T, c *testcluster.Cluster, ns string) (args []string, file string)
 
+// rerunCheck re-runs the killed command (args) in namespace ns and checks what the
+// re-run must leave; file is the platform's, as killPoint returned it.
+type rerunCheck func(t *testing.T, c *testcluster.Cluster, ns, file string, args []string)
+
+// rerunConverges is converges as a rerunCheck: the re-run of an apply or upgrade.
+func rerunConverges(t *testing.T, c *testcluster.Cluster, ns, file string, args []string) {
+	converges(t, c, ns, file, args...)
+}
+
 // killAtEveryEvent (issue 13, the systematic test) kills the run prepare sets up with
 // SIGKILL at each of its event boundaries in turn, the Nth event for every N, each on
 // a namespace of its own, and checks the same things after each: the immediate re-run
-// of the same command takes the dead run's lease over and converges (exit 0, plan
-// empty, Secrets and volumes kept, no lease or canary left, Ready).
+// of the same command takes the dead run's lease over and converges, as check says
+// (for an apply or upgrade, rerunConverges: exit 0, plan empty, Secrets and volumes
+// kept, no lease or canary left, Ready).
 //
 // The kill points run in parallel (go test -parallel, hack/test.sh faults: 4): an
 // upgrade has about 250 of them, a minute each. ONTO_FAULTS_KILL_POINTS=N-M runs only
 // points N to M (N- from N on; several ranges comma-separated), to spread them over
 // several runs.
-func killAtEveryEvent(t *testing.T, prepare killPoint) {
+func killAtEveryEvent(t *testing.T, prepare killPoint, check rerunCheck) {
 	c := testcluster.New(t)
 	// The event count of an undisturbed run bounds the kill points.
 	args, _ := prepare(t, c, c.Namespace(t))
@@ -145,7 +158,7 @@ func killAtEveryEvent(t *testing.T, prepare killPoint) {
 			if k.sentAt.IsZero() {
 				t.Fatalf("the run ended after %d events, before event %d", len(k.events), n)
 			}
-			converges(t, c, ns, file, args...)
+			check(t, c, ns, file, args)
 			converged.Add(1)
 			t.Logf("killed after event %d (%s %s %s), converged in %s", n, k.events[n-1].Type, k.events[n-1].Plane, k.events[n-1].Object, time.Since(start).Round(100*time.Millisecond))
 		})
@@ -188,7 +201,7 @@ func TestKillAtEveryEventOfAnInstall(t *testing.T) {
 	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
 		file := platformFile(t, ns)
 		return applyArgs(file), file
-	})
+	}, rerunConverges)
 }
 
 // TestKillAtEveryEventOfAConfigChange: the run is the apply of a log level change,
@@ -202,7 +215,7 @@ func TestKillAtEveryEventOfAConfigChange(t *testing.T) {
 		}
 		appendSpec(t, file, "  observability:\n    logging:\n      level: DEBUG\n")
 		return applyArgs(file), file
-	})
+	}, rerunConverges)
 }
 
 // TestKillAtEveryEventOfAnUpgrade: the run is `upgrade -f` from 1.5.0 to 1.6.0 of an
@@ -217,7 +230,110 @@ func TestKillAtEveryEventOfAnUpgrade(t *testing.T) {
 		}
 		setVersion(t, file, "1.6.0")
 		return []string{"upgrade", "-f", file, "--canary-soak", "1s"}, file
-	})
+	}, rerunConverges)
+}
+
+// TestKillAtEveryEventOfAnUninstall: the run is `uninstall` of an installed platform;
+// the re-run finishes it (uninstalled).
+func TestKillAtEveryEventOfAnUninstall(t *testing.T) {
+	scenario(t, "SIGKILL at every event of an uninstall")
+	killAtEveryEvent(t, func(t *testing.T, c *testcluster.Cluster, ns string) ([]string, string) {
+		file := platformFile(t, ns)
+		if r := applySignalled(t, c, applyArgs(file), nth(0), 0); r.code != 0 {
+			t.Fatalf("install exited %d: %s", r.code, r.stderr)
+		}
+		return []string{"uninstall", "onto-dev", "-n", ns}, file
+	}, uninstalled)
+}
+
+// uninstalled checks what the re-run of a killed uninstall must leave: it exits 0;
+// the OntoPlatform, its workloads, Services, ConfigMaps, ServiceAccounts, pods and
+// lock Lease are gone; the namespace no longer carries the inventory's label (another
+// platform there would be refused); the volumes and the generated Secrets are the
+// ones from before the re-run.
+func uninstalled(t *testing.T, c *testcluster.Cluster, ns, _ string, args []string) {
+	t.Helper()
+	ctx := t.Context()
+	claims := func() map[string]string {
+		out := map[string]string{}
+		list, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range list.Items {
+			out[p.Name] = string(p.UID)
+		}
+		return out
+	}
+	secret := func() map[string][]byte {
+		s, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "postgres", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the generated postgres Secret: %v", err)
+		}
+		return s.Data
+	}
+	claimsBefore, secretBefore := claims(), secret()
+
+	r := applySignalled(t, c, args, nth(0), 0)
+	if r.code != 0 {
+		t.Fatalf("the re-run %v exited %d: %s", args, r.code, r.stderr)
+	}
+	clients, err := kube.New(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri, err := inventory.PlatformResource(clients.Mapper, clients.Dynamic, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Get(ctx, "onto-dev", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the OntoPlatform is left after the re-run (err %v)", err)
+	}
+	members := metav1.ListOptions{LabelSelector: inventory.PartOfLabel + "=" + inventory.ID(ns, "onto-dev")}
+	left := map[string]int{}
+	if l, err := c.Kube.AppsV1().Deployments(ns).List(ctx, members); err == nil {
+		left["Deployment"] = len(l.Items)
+	}
+	if l, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, members); err == nil {
+		left["StatefulSet"] = len(l.Items)
+	}
+	if l, err := c.Kube.CoreV1().Services(ns).List(ctx, members); err == nil {
+		left["Service"] = len(l.Items)
+	}
+	if l, err := c.Kube.CoreV1().ConfigMaps(ns).List(ctx, members); err == nil {
+		left["ConfigMap"] = len(l.Items)
+	}
+	if l, err := c.Kube.CoreV1().ServiceAccounts(ns).List(ctx, members); err == nil {
+		left["ServiceAccount"] = len(l.Items)
+	}
+	if l, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		left["Pod"] = len(l.Items)
+	}
+	for kind, n := range left {
+		if n != 0 {
+			t.Errorf("%d %s left after the re-run", n, kind)
+		}
+	}
+	if len(left) != 6 {
+		t.Fatalf("could not list every kind: %v", left)
+	}
+	namespace, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := namespace.Labels[inventory.PartOfLabel]; ok {
+		t.Errorf("the namespace still carries %s=%s after the re-run", inventory.PartOfLabel, v)
+	}
+	if _, err := c.Kube.CoordinationV1().Leases(ns).Get(ctx, apply.LockName("onto-dev"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the lock lease is left after the re-run (err %v)", err)
+	}
+	if !maps.Equal(claims(), claimsBefore) {
+		t.Errorf("PersistentVolumeClaims before the re-run %v, after %v", claimsBefore, claims())
+	}
+	if !maps.EqualFunc(secret(), secretBefore, bytes.Equal) {
+		t.Error("the generated postgres Secret changed on the re-run")
+	}
+	recordRerun(t, r)
 }
 
 // TestKillInADataPlaneCanarySoak (scenario 2): SIGKILL while `upgrade -f` soaks the
