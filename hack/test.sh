@@ -120,8 +120,8 @@ main() {
     # Serial (-p 1; only the kill points of one test run in parallel, none beside a
     # restart): a restarted API server or etcd disturbs every test running beside it.
     rc=0
-    # 180m: the kill-at-every-event tests install, change and upgrade a platform once
-    # per event of the run they kill (about 55, 40 and 250 events), 4 kill points at a
+    # 180m: the kill-at-every-event tests install, change, upgrade and uninstall a
+    # platform once per event of the run they kill (about 55, 40, 250 and 45 events), 4 kill points at a
     # time (ONTO_FAULTS_PARALLEL); ONTO_FAULTS_KILL_POINTS=N-M[,N-M…] runs only some.
     # Each scenario appends its row (re-runs, their wall time and writes, leftovers).
     export ONTO_FAULTS_REPORT=$repo/.cluster/faults-report.md
