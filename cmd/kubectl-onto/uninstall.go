@@ -54,6 +54,11 @@ namespace are kept, so a later apply finds the data and credentials again.
 --delete-data deletes them too: the namespace only when the platform created it and
 it holds nothing the platform does not own.
 
+An interrupted run (Ctrl-C, kill -9, a timeout) is finished by running the same
+command again: it deletes what is left, in the same order. Once the OntoPlatform is
+gone, the re-run removes the lock the interrupted run left, or with --delete-data
+waits for the namespace that run deleted; with nothing left, it fails as not found.
+
 NAME may be left out when the namespace holds one OntoPlatform.`,
 		Example: `  kubectl onto uninstall onto-production -n onto-system --dry-run   # what would go, and what stays
   kubectl onto uninstall onto-production -n onto-system

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -148,6 +149,11 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 // Lease of the namespace names the platform. done is false when there is no Lease to
 // remove (nothing was left: the caller reports the platform as not found).
 func (a *Applier) finishDeleted(ctx context.Context, namespace, name string, opts UninstallOptions) (res *UninstallResult, done bool, err error) {
+	if opts.DeleteData {
+		if res, done, err := a.finishNamespace(ctx, namespace, name, opts); err != nil || done {
+			return res, done, err
+		}
+	}
 	if name == "" {
 		leases, err := a.Clients.Kube.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -174,8 +180,47 @@ func (a *Applier) finishDeleted(ctx context.Context, namespace, name string, opt
 	}
 	release()
 	a.emit(Event{Type: EventDone, Message: fmt.Sprintf("OntoPlatform %s/%s was already deleted by an interrupted uninstall; removed the lock it left", namespace, name)})
-	p := &UninstallPlan{Platform: plan.ObjectRef{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Kind: v1alpha1.Kind, Namespace: namespace, Name: name}}
+	p := &UninstallPlan{Platform: platformRef(namespace, name)}
 	return &UninstallResult{Plan: p}, true, nil
+}
+
+// finishNamespace completes an uninstall --delete-data killed after it deleted the
+// namespace, while the namespace controller emptied it: the re-run finds no
+// OntoPlatform (nor a lock: it was released before the namespace's delete) and the
+// namespace Terminating, still marked as created by the platform and labelled as its
+// inventory's. It waits for the namespace to go, as the killed run did. Without a
+// name, the namespace's created-by mark names the platform. done is false when the
+// namespace is not such a one.
+func (a *Applier) finishNamespace(ctx context.Context, namespace, name string, opts UninstallOptions) (res *UninstallResult, done bool, err error) {
+	nsObj, err := a.Clients.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).Get(ctx, namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("get namespace %s: %w", namespace, err)
+	}
+	createdBy := nsObj.GetAnnotations()[CreatedByAnnotation]
+	if name == "" {
+		name = createdBy
+	}
+	id := inventory.ID(namespace, name)
+	if nsObj.GetDeletionTimestamp() == nil || name == "" || createdBy != name || nsObj.GetLabels()[inventory.PartOfLabel] != id {
+		return nil, false, nil
+	}
+	p := &UninstallPlan{Platform: platformRef(namespace, name), InventoryID: id, DeleteData: true,
+		live: map[plan.ObjectRef]*unstructured.Unstructured{plan.RefOf(nsObj): nsObj}}
+	p.addStep(namespaceStep, []*unstructured.Unstructured{nsObj}, false)
+	res = &UninstallResult{Plan: p}
+	if err := a.deleteStage(ctx, p, p.Stages()[0], opts, res, false); err != nil {
+		return res, true, err
+	}
+	a.emit(Event{Type: EventDone, Message: fmt.Sprintf("OntoPlatform %s/%s was already deleted by an interrupted uninstall; the namespace it deleted is gone now", namespace, name)})
+	return res, true, nil
+}
+
+// platformRef is the reference of the OntoPlatform name in namespace.
+func platformRef(namespace, name string) plan.ObjectRef {
+	return plan.ObjectRef{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Kind: v1alpha1.Kind, Namespace: namespace, Name: name}
 }
 
 // RemoveFinalizer takes the watch reconciler's Finalizer off the OntoPlatform

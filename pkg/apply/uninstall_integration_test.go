@@ -450,6 +450,65 @@ func TestUninstallRerunAfterThePlatformWent(t *testing.T) {
 	}
 }
 
+// TestUninstallDeleteDataRerunWaitsForTheNamespace: an uninstall --delete-data that
+// stopped while the namespace it deleted was going (here: its wait timed out; a kill
+// leaves the same) finds no OntoPlatform on its re-run, only that namespace,
+// Terminating. The re-run (without a name) waits for it, as the stopped run did, and
+// ends when it is gone; without --delete-data a re-run does not touch it.
+func TestUninstallDeleteDataRerunWaitsForTheNamespace(t *testing.T) {
+	t.Parallel()
+	f := install(t, true)
+	namespaces := f.cluster.Kube.CoreV1().Namespaces()
+	setFinalizers := func(finalizers string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
+		if _, err := namespaces.Patch(context.Background(), f.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	setFinalizers(`["onto.dev/test-hold"]`)
+	t.Cleanup(func() { setFinalizers("null") })
+	_, _, err := f.uninstall(t, apply.UninstallOptions{DeleteData: true, PlaneTimeout: 3 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "not gone after 3s") {
+		t.Fatalf("uninstall --delete-data with the namespace held: got %v, want the namespace's wait to time out", err)
+	}
+	f.platformGone(t)
+
+	var nf *inventory.NotFoundError
+	if _, _, err := f.uninstall(t, apply.UninstallOptions{}); !errors.As(err, &nf) {
+		t.Fatalf("re-run without --delete-data: got %v, want a NotFoundError", err)
+	}
+	type outcome struct {
+		res    *apply.UninstallResult
+		events []apply.Event
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, events, err := f.uninstall(t, apply.UninstallOptions{DeleteData: true})
+		done <- outcome{res, events, err}
+	}()
+	select {
+	case o := <-done:
+		t.Fatalf("the re-run ended while the namespace was held: %v", o.err)
+	case <-time.After(2 * time.Second):
+	}
+	setFinalizers("null")
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("re-run: %v", o.err)
+	}
+	if _, err := namespaces.Get(t.Context(), f.ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s still there after the re-run (err %v)", f.ns, err)
+	}
+	if o.res.Plan.Platform.Name != f.platform.Name || o.res.Deleted != 1 {
+		t.Errorf("re-run result: platform %q, %d deleted; want %q and the namespace", o.res.Plan.Platform.Name, o.res.Deleted, f.platform.Name)
+	}
+	if !slices.ContainsFunc(o.events, func(e apply.Event) bool { return e.Type == apply.EventDone }) {
+		t.Errorf("re-run events %+v: want done", o.events)
+	}
+}
+
 // TestUninstallRemovesWatchFinalizer: a platform the watch finalized once, with no
 // watch running now, is uninstalled to the end: the CLI takes the finalizer off rather
 // than waiting for ever on an OntoPlatform stuck Terminating.
