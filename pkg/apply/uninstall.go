@@ -103,6 +103,9 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	// The first stage this run completes has seen every orphaned pod go; the
 	// stages after it do not look for them again.
 	orphansGone := false
+	// The kept namespace leaves the inventory before the OntoPlatform's stage; a
+	// plan without that stage (Finalizing: the API server deletes the OntoPlatform)
+	// releases it at the end.
 	namespaceReleased := false
 	for _, stage := range p.Stages() {
 		// The OntoPlatform and the namespace are stages of their own.
@@ -142,9 +145,9 @@ func (a *Applier) Uninstall(ctx context.Context, namespace, name string, opts Un
 	return res, nil
 }
 
-// finishDeleted completes an uninstall killed after it deleted the OntoPlatform name
-// and before it released its lock: the re-run finds no OntoPlatform, only the lock's
-// Lease. It takes the lock as any run does (a live holder's is still an error, or
+// finishDeleted completes a run killed after the OntoPlatform name was gone and
+// before it released its lock (an uninstall between its last two steps): the re-run
+// finds no OntoPlatform, only the lock's Lease. It takes the lock as any run does (a live holder's is still an error, or
 // waited for) and releases it, which deletes the Lease. Without a name, the one lock
 // Lease of the namespace names the platform. done is false when there is no Lease to
 // remove (nothing was left: the caller reports the platform as not found).
@@ -179,7 +182,7 @@ func (a *Applier) finishDeleted(ctx context.Context, namespace, name string, opt
 		return nil, false, err
 	}
 	release()
-	a.emit(Event{Type: EventDone, Message: fmt.Sprintf("OntoPlatform %s/%s was already deleted by an interrupted uninstall; removed the lock it left", namespace, name)})
+	a.emit(Event{Type: EventDone, Message: fmt.Sprintf("OntoPlatform %s/%s is already gone; removed the lock an interrupted run left", namespace, name)})
 	p := &UninstallPlan{Platform: platformRef(namespace, name)}
 	return &UninstallResult{Plan: p}, true, nil
 }

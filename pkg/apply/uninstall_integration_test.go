@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
@@ -94,6 +95,24 @@ func (f *uninstallFixture) uninstall(t *testing.T, opts apply.UninstallOptions) 
 	opts.Holder = "test"
 	res, err := a.Uninstall(t.Context(), f.ns, "", opts)
 	return res, events, err
+}
+
+// uninstallOutcome is what an uninstall run by uninstallInBackground returned.
+type uninstallOutcome struct {
+	res    *apply.UninstallResult
+	events []apply.Event
+	err    error
+}
+
+// uninstallInBackground runs uninstall in a goroutine; its outcome comes on the
+// channel when it ends.
+func (f *uninstallFixture) uninstallInBackground(t *testing.T, opts apply.UninstallOptions) <-chan uninstallOutcome {
+	done := make(chan uninstallOutcome, 1)
+	go func() {
+		res, events, err := f.uninstall(t, opts)
+		done <- uninstallOutcome{res, events, err}
+	}()
+	return done
 }
 
 // members lists the live objects labelled as the platform's inventory members.
@@ -459,15 +478,7 @@ func TestUninstallDeleteDataRerunWaitsForTheNamespace(t *testing.T) {
 	t.Parallel()
 	f := install(t, true)
 	namespaces := f.cluster.Kube.CoreV1().Namespaces()
-	setFinalizers := func(finalizers string) {
-		t.Helper()
-		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
-		if _, err := namespaces.Patch(context.Background(), f.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-	}
-	setFinalizers(`["onto.dev/test-hold"]`)
-	t.Cleanup(func() { setFinalizers("null") })
+	release := holdObject(t, f.cluster.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")), f.ns)
 	_, _, err := f.uninstall(t, apply.UninstallOptions{DeleteData: true, PlaneTimeout: 3 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "not gone after 3s") {
 		t.Fatalf("uninstall --delete-data with the namespace held: got %v, want the namespace's wait to time out", err)
@@ -478,22 +489,13 @@ func TestUninstallDeleteDataRerunWaitsForTheNamespace(t *testing.T) {
 	if _, _, err := f.uninstall(t, apply.UninstallOptions{}); !errors.As(err, &nf) {
 		t.Fatalf("re-run without --delete-data: got %v, want a NotFoundError", err)
 	}
-	type outcome struct {
-		res    *apply.UninstallResult
-		events []apply.Event
-		err    error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, events, err := f.uninstall(t, apply.UninstallOptions{DeleteData: true})
-		done <- outcome{res, events, err}
-	}()
+	done := f.uninstallInBackground(t, apply.UninstallOptions{DeleteData: true})
 	select {
 	case o := <-done:
 		t.Fatalf("the re-run ended while the namespace was held: %v", o.err)
 	case <-time.After(2 * time.Second):
 	}
-	setFinalizers("null")
+	release()
 	o := <-done
 	if o.err != nil {
 		t.Fatalf("re-run: %v", o.err)
@@ -555,7 +557,13 @@ func (f *uninstallFixture) holdPod(t *testing.T, component string) (string, func
 // takes it off.
 func (f *uninstallFixture) hold(t *testing.T, resource schema.GroupVersionResource, name string) (release func()) {
 	t.Helper()
-	ri := f.cluster.Dynamic.Resource(resource).Namespace(f.ns)
+	return holdObject(t, f.cluster.Dynamic.Resource(resource).Namespace(f.ns), name)
+}
+
+// holdObject puts a finalizer on the object name of ri (namespaced or not), as hold
+// does.
+func holdObject(t *testing.T, ri dynamic.ResourceInterface, name string) (release func()) {
+	t.Helper()
 	setFinalizers := func(finalizers string) {
 		t.Helper()
 		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
@@ -681,16 +689,7 @@ func uninstallRerunWaitsForOrphanedPod(t *testing.T, allServiceDeletes bool) {
 		t.Fatalf("ontology-service after the interrupted run: %v, want it deleted", err)
 	}
 
-	type result struct {
-		res    *apply.UninstallResult
-		events []apply.Event
-		err    error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, events, err := f.uninstall(t, apply.UninstallOptions{PlaneTimeout: 90 * time.Second})
-		done <- result{res, events, err}
-	}()
+	done := f.uninstallInBackground(t, apply.UninstallOptions{PlaneTimeout: 90 * time.Second})
 	select {
 	case r := <-done:
 		t.Fatalf("the re-run finished (err %v) while pod %s of the deleted ontology-service was still there; events %+v", r.err, held, r.events)

@@ -160,17 +160,7 @@ func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...s
 		}
 		return out
 	}
-	claims := func() map[string]string {
-		out := map[string]string{}
-		list, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range list.Items {
-			out[p.Name] = string(p.UID)
-		}
-		return out
-	}
+	claims := func() map[string]string { return claimUIDs(t, c, ns) }
 	secretsBefore, claimsBefore := secrets(), claims()
 
 	if len(rerun) == 0 {
@@ -220,6 +210,21 @@ func converges(t *testing.T, c *testcluster.Cluster, ns, file string, rerun ...s
 	}
 	recordRerun(t, r)
 	return r
+}
+
+// claimUIDs is the UID of each PersistentVolumeClaim in ns, by name: a claim deleted
+// and made again has another.
+func claimUIDs(t *testing.T, c *testcluster.Cluster, ns string) map[string]string {
+	t.Helper()
+	list, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range list.Items {
+		out[p.Name] = string(p.UID)
+	}
+	return out
 }
 
 // outage is a crash of component (SIGKILL), down for down, then its restart. Not

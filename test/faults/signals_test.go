@@ -254,17 +254,6 @@ func TestKillAtEveryEventOfAnUninstall(t *testing.T) {
 func uninstalled(t *testing.T, c *testcluster.Cluster, ns, _ string, args []string) {
 	t.Helper()
 	ctx := t.Context()
-	claims := func() map[string]string {
-		out := map[string]string{}
-		list, err := c.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range list.Items {
-			out[p.Name] = string(p.UID)
-		}
-		return out
-	}
 	secret := func() map[string][]byte {
 		s, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "postgres", metav1.GetOptions{})
 		if err != nil {
@@ -272,7 +261,7 @@ func uninstalled(t *testing.T, c *testcluster.Cluster, ns, _ string, args []stri
 		}
 		return s.Data
 	}
-	claimsBefore, secretBefore := claims(), secret()
+	claimsBefore, secretBefore := claimUIDs(t, c, ns), secret()
 
 	r := applySignalled(t, c, args, nth(0), 0)
 	if r.code != 0 {
@@ -327,8 +316,8 @@ func uninstalled(t *testing.T, c *testcluster.Cluster, ns, _ string, args []stri
 	if _, err := c.Kube.CoordinationV1().Leases(ns).Get(ctx, apply.LockName("onto-dev"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the lock lease is left after the re-run (err %v)", err)
 	}
-	if !maps.Equal(claims(), claimsBefore) {
-		t.Errorf("PersistentVolumeClaims before the re-run %v, after %v", claimsBefore, claims())
+	if after := claimUIDs(t, c, ns); !maps.Equal(after, claimsBefore) {
+		t.Errorf("PersistentVolumeClaims before the re-run %v, after %v", claimsBefore, after)
 	}
 	if !maps.EqualFunc(secret(), secretBefore, bytes.Equal) {
 		t.Error("the generated postgres Secret changed on the re-run")
