@@ -52,7 +52,9 @@ spec's version, generations and the components not ready).
 
 The command exits 0 whenever it could report, ready or not. With --wait it watches
 the workloads until every component is ready, and exits 1 naming the first component
-that is not, and why, when --timeout passes.`,
+that is not, and why, when --timeout passes. Once every component is ready after an
+apply --wait=false, --wait records that run's outcome in the OntoPlatform's status
+(Ready=True, observedGeneration), so kubectl wait and Flux see it too.`,
 		Example: `  kubectl onto status -n onto-system
   kubectl onto status onto-production -n onto-system -o json
   kubectl onto status --wait --timeout 10m     # in CI, after apply --wait=false
@@ -120,6 +122,19 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	r, err := obs.Observe(ctx, o.namespace, o.Name)
 	if err != nil {
 		return err
+	}
+	if o.Wait && waitErr == nil && r.Ready {
+		// A run that did not wait (apply --wait=false) left its rollout Progressing:
+		// now that it is healthy, record it, as the run would have.
+		recorded, err := apply.RecordRolledOut(ctx, clients, r.Namespace, r.Name, r.ReadyComponents, time.Now())
+		if err != nil {
+			return err
+		}
+		if recorded {
+			if r, err = obs.Observe(ctx, o.namespace, o.Name); err != nil {
+				return err
+			}
+		}
 	}
 	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), printers.StatusView{Report: r}); err != nil {
 		return err

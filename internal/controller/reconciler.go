@@ -290,6 +290,7 @@ func (r *Reconciler) markCLIRun(ctx context.Context, p *v1alpha1.OntoPlatform, l
 		Message:            fmt.Sprintf("%s holds the lock (until %s unless renewed); the watch reconciles after it", locked.Holder, locked.Expires.UTC().Format(time.RFC3339)),
 		ObservedGeneration: p.Generation, LastTransitionTime: metav1.NewTime(r.now()),
 	})
+	p.Status.SyncConditions(p.Generation, metav1.NewTime(r.now()))
 	if err := r.Client.Status().Patch(ctx, p, patch); err != nil {
 		r.log().Debug("record the CLI run in the status", "err", err)
 	}

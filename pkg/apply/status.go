@@ -71,6 +71,7 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 			next.Phase = v1alpha1.PhaseUpgrading
 		}
 		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonApplying, fmt.Sprintf("applying version %s", d.Version))
+		next.SyncConditions(generation, now)
 		return a.writeStatus(ctx, live, current.Status, next)
 	}
 
@@ -125,9 +126,6 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	default:
 		next.Phase = v1alpha1.PhaseRunning
 		next.Version = d.Version
-		// Never backwards: a run that rendered an older generation than another run
-		// already recorded does not undo that record.
-		next.ObservedGeneration = max(generation, current.Status.ObservedGeneration)
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, fmt.Sprintf("%d/%d components ready", ready, total))
 		set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
 		if opts.Degraded != nil {
@@ -144,7 +142,10 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	// A revision is every run that wrote, and a run that wrote nothing but found the
 	// spec healthy for the first time (after a run that was killed, or failed, once
 	// its objects were written): its spec is then installed, and rollback needs it.
-	converged := applyErr == nil && next.Phase == v1alpha1.PhaseRunning && current.Status.ObservedGeneration != generation
+	// A failed run records its generation as observed too (kstatus reads Stalled only
+	// then), so "for the first time" is also "after a run of this generation failed".
+	converged := applyErr == nil && next.Phase == v1alpha1.PhaseRunning &&
+		(current.Status.ObservedGeneration != generation || runFailedAt(current.Status, generation))
 	record := writes(p, opts) || converged
 	if opts.Reconcile {
 		// A reconciler's repairs of drift are not revisions; a changed spec is, once
@@ -169,7 +170,24 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		}
 		next.History = appendRevision(next.History, rev)
 	}
+	next.SyncConditions(generation, now)
 	return a.writeStatus(ctx, live, current.Status, next)
+}
+
+// runFailedAt reports whether st records a run of generation that failed or was
+// stopped (Ready=False for that reason), as opposed to components that stopped being
+// ready after their spec had converged: only the first makes the next healthy run a
+// revision, so a flapping pod does not fill the history.
+func runFailedAt(st v1alpha1.OntoPlatformStatus, generation int64) bool {
+	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+	if c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != generation {
+		return false
+	}
+	switch c.Reason {
+	case v1alpha1.ReasonApplyFailed, v1alpha1.ReasonInterrupted, v1alpha1.ReasonUpgradeFailed:
+		return true
+	}
+	return false
 }
 
 func (a *Applier) now() time.Time {
@@ -282,4 +300,56 @@ func (a *Applier) waitCRD(ctx context.Context, name string) error {
 		return fmt.Errorf("CRD %s not established: %w", name, err)
 	}
 	return nil
+}
+
+// RecordRolledOut finishes the status of a run that did not wait (--wait=false) once
+// its platform is healthy: `status --wait` calls it after its wait succeeded, with the
+// components it counted ready ("ready/total"). It writes only when the stored status
+// still records that run's rollout of the stored spec (Progressing=True, RollingOut,
+// for the current generation), and only over the status as read: a run that started
+// meanwhile changes the status first and wins. It reports whether it wrote.
+func RecordRolledOut(ctx context.Context, clients *kube.Clients, namespace, name, readyComponents string, now time.Time) (bool, error) {
+	ref := &unstructured.Unstructured{}
+	ref.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.Kind))
+	ref.SetNamespace(namespace)
+	ri, err := clients.Resource(ref)
+	if err != nil {
+		return false, err
+	}
+	live, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("get OntoPlatform %s/%s: %w", namespace, name, err)
+	}
+	var p v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &p); err != nil {
+		return false, fmt.Errorf("decode OntoPlatform %s/%s: %w", namespace, name, err)
+	}
+	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionProgressing)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonRollingOut || c.ObservedGeneration != p.Generation {
+		return false, nil
+	}
+	at := metav1.NewTime(now)
+	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
+			Message: msg, ObservedGeneration: p.Generation, LastTransitionTime: at})
+	}
+	msg := readyComponents + " components ready"
+	p.Status.Phase, p.Status.Version, p.Status.ReadyComponents = v1alpha1.PhaseRunning, p.Spec.Version, readyComponents
+	set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "")
+	set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonComponentsReady, msg)
+	set(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonComponentsReady, "")
+	p.Status.SyncConditions(p.Generation, at)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p)
+	if err != nil {
+		return false, err
+	}
+	// An update, not an apply: it carries the resourceVersion read above, so it fails
+	// rather than overwrite what a run wrote since.
+	if _, err := ri.UpdateStatus(ctx, &unstructured.Unstructured{Object: obj}, metav1.UpdateOptions{FieldManager: plan.FieldManager}); err != nil {
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("record the rollout in OntoPlatform %s/%s's status: %w", namespace, name, err)
+	}
+	return true, nil
 }

@@ -96,7 +96,9 @@ func checkConditions(env *Env) []Finding {
 	var out []Finding
 	for _, c := range p.Status.Conditions {
 		switch {
-		case c.Type == v1alpha1.ConditionReady && c.Status == "False":
+		case c.Type == v1alpha1.ConditionReady && c.Status == "False" && !p.Status.InFlight():
+			// While a run is in flight Ready is False by definition (kstatus's
+			// Reconciling); checkStuckWork judges whether that run still runs.
 			out = append(out, Finding{Object: obj, Evidence: fmt.Sprintf("Ready=False since %s: %s: %s", age(env.Now, c.LastTransitionTime.Time), c.Reason, c.Message),
 				Fix: "see the workload findings below; kubectl onto apply -f platform.yaml once fixed"})
 		case c.Type == v1alpha1.ConditionDegraded && c.Status == "True":
@@ -106,7 +108,7 @@ func checkConditions(env *Env) []Finding {
 	}
 	if p.Status.ObservedGeneration > 0 && p.Status.ObservedGeneration < p.Generation {
 		out = append(out, Finding{Severity: SeverityWarning, Object: obj,
-			Evidence: fmt.Sprintf("the spec changed after the last successful run (generation %d, applied %d)", p.Generation, p.Status.ObservedGeneration),
+			Evidence: fmt.Sprintf("the spec changed after the last run (generation %d, observed %d)", p.Generation, p.Status.ObservedGeneration),
 			Fix:      "kubectl onto apply -f platform.yaml"})
 	}
 	if r := env.Status; r != nil && !r.Ready && len(out) == 0 {

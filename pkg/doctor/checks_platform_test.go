@@ -96,7 +96,7 @@ func TestConditionsCheck(t *testing.T) {
 			e.Platform.Generation, e.Platform.Status.ObservedGeneration = 5, 4
 			e.Platform.Status.Conditions = []metav1.Condition{readyTrue}
 		}, want: []wantFinding{{severity: SeverityWarning, object: obj,
-			evidence: []string{"generation 5, applied 4"}, fix: []string{"kubectl onto apply -f platform.yaml"}}}},
+			evidence: []string{"generation 5, observed 4"}, fix: []string{"kubectl onto apply -f platform.yaml"}}}},
 		{name: "never applied: no observed generation", code: CodeConditions, setup: func(e *Env) {
 			e.Platform.Generation, e.Platform.Status.ObservedGeneration = 1, 0
 		}},

@@ -444,6 +444,13 @@ func (u *Upgrade) updateStatus(ctx context.Context, change func(*v1alpha1.OntoPl
 			return err
 		}
 		change(&p.Status)
+		now := time.Now()
+		if u.Applier.Now != nil {
+			now = u.Applier.Now()
+		}
+		// The stored spec is the generation this run works on until its final apply
+		// stores the target's.
+		p.Status.SyncConditions(p.Generation, metav1.NewTime(now))
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
 		if err != nil {
 			return err
