@@ -172,6 +172,13 @@ type UpgradeStatus struct {
 	// Action is upgrade or rollback.
 	// +optional
 	Action string `json:"action,omitempty"`
+	// Target names the Secret that holds what the run moves to (spec with patches,
+	// release entry), stored before its first write: a resume, an undo, doctor and
+	// the watch render it again without the file or --releases directory it came
+	// from. It goes when the run ends.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Target string `json:"target,omitempty"`
 	// FailedComponent names the component whose canary or rollout failed.
 	// +optional
 	FailedComponent string `json:"failedComponent,omitempty"`

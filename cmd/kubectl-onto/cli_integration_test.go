@@ -16,9 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 )
@@ -444,5 +449,58 @@ func TestCLIApplyNewVersionUpgrades(t *testing.T) {
 	r = runCmd(t, "upgrade", "-n", ns, "--to", "9.9.9", kc)
 	if r.code != 1 || !strings.Contains(r.stderr, "known versions: 1.5.0, 1.6.0") {
 		t.Fatalf("upgrade --to 9.9.9: exit %d, want the known versions listed\n%s", r.code, r.stderr)
+	}
+}
+
+// TestCLIStatusWaitRecordsARunThatDidNotWait: after apply --wait=false the
+// OntoPlatform is InProgress for kstatus (the library Flux and kapp judge with) and
+// Ready=False; status --wait, once every component is ready, records the run's
+// outcome, so kstatus says Current and Ready=True at the spec's generation. Without
+// the record it stayed InProgress for good ("generation is 1, but latest observed
+// generation is 0").
+func TestCLIStatusWaitRecordsARunThatDidNotWait(t *testing.T) {
+	c := testcluster.New(t)
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	if r := runCmd(t, "apply", "-f", platformFile(t, ns, smallSpec), "--wait=false", kc); r.code != 0 {
+		t.Fatalf("apply --wait=false: exit %d: %s", r.code, r.stderr)
+	}
+	live := func() (*unstructured.Unstructured, *kstatus.Result) {
+		t.Helper()
+		l, err := c.Dynamic.Resource(v1alpha1.GroupVersion.WithResource("ontoplatforms")).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil || len(l.Items) != 1 {
+			t.Fatalf("list OntoPlatforms: %v (%d)", err, len(l.Items))
+		}
+		res, err := kstatus.Compute(&l.Items[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &l.Items[0], res
+	}
+	if _, res := live(); res.Status != kstatus.InProgressStatus {
+		t.Fatalf("kstatus right after apply --wait=false: %s (%s), want InProgress", res.Status, res.Message)
+	}
+	if r := runCmd(t, "status", "--wait", "--timeout", "3m", "-n", ns, kc); r.code != 0 {
+		t.Fatalf("status --wait: exit %d: %s", r.code, r.stderr)
+	}
+	u, res := live()
+	if res.Status != kstatus.CurrentStatus {
+		t.Fatalf("kstatus after status --wait: %s (%s), want Current", res.Status, res.Message)
+	}
+	var p v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
+		t.Fatal(err)
+	}
+	ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionTrue || p.Status.ObservedGeneration != p.Generation || p.Status.Phase != v1alpha1.PhaseRunning {
+		t.Fatalf("after status --wait: Ready %+v, observedGeneration %d of %d, phase %s", ready, p.Status.ObservedGeneration, p.Generation, p.Status.Phase)
+	}
+	// A second status --wait has nothing to record and writes nothing.
+	rv := u.GetResourceVersion()
+	if r := runCmd(t, "status", "--wait", "-n", ns, kc); r.code != 0 {
+		t.Fatalf("second status --wait: exit %d: %s", r.code, r.stderr)
+	}
+	if u2, _ := live(); u2.GetResourceVersion() != rv {
+		t.Errorf("the second status --wait wrote the OntoPlatform (resourceVersion %s → %s)", rv, u2.GetResourceVersion())
 	}
 }

@@ -52,6 +52,9 @@ type UpgradeOptions struct {
 	ToRevision int64
 	// rollback runs the procedure towards an older revision, in reverse plane order.
 	rollback bool
+	// Canary: rollback moves component by component behind canaries, as upgrade
+	// does, instead of applying the revision plane by plane.
+	Canary bool
 
 	format printers.Format
 }
@@ -103,20 +106,29 @@ func NewCmdRollback(g *GlobalOptions) *cobra.Command {
 	o := &UpgradeOptions{GlobalOptions: g, rollback: true}
 	cmd := &cobra.Command{
 		Use:   "rollback [NAME]",
-		Short: "Return a platform to an earlier revision, component by component",
+		Short: "Return a platform to an earlier revision, fast, services first",
 		Long: `Rollback renders an earlier revision from its snapshot (the spec, patches and
-release entry it was applied with; kubectl onto history lists them) and moves the
-platform to it with upgrade's procedure, in reverse plane order: the services go back
-before the backing services they use. It restores objects, not data: a database
-migrated by the newer version stays migrated. There is no version guard, but a
-rollback across a release migration marked not backward compatible is refused unless
---force (restore the data first).
+release entry it was applied with; kubectl onto history lists them) and returns the
+platform to it. Everything it needs is in the cluster: no file, no --releases.
+
+A revision that ran Succeeded has proven itself, so by default there is no canary:
+the revision is applied plane by plane in reverse plane order (the services go back
+before the backing services they use), each plane's components side by side, waiting
+for each plane's health before the next. Only objects that differ are written: the
+rollback of a scale changes one workload. --canary moves component by component
+behind canaries instead, with upgrade's --canary-soak and --canary-timeout.
+
+It restores objects, not data: a database migrated by the newer version stays
+migrated. There is no version guard, but a rollback across a release migration marked
+not backward compatible is refused unless --force (restore the data first).
 
 Without --to-revision it returns to the Succeeded revision before the newest one. On
 a platform whose upgrade stopped (failed or interrupted), it undoes that upgrade: the
-components it moved go back, newest first.`,
+components it moved go back, newest first, from the target the upgrade stored when
+it started. An interrupted rollback resumes when run again.`,
 		Example: `  kubectl onto rollback onto-production -n onto-system
   kubectl onto rollback onto-production -n onto-system --to-revision 3
+  kubectl onto rollback onto-production -n onto-system --canary --canary-soak 1m
   kubectl onto history onto-production -n onto-system     # the revisions to choose from`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
@@ -124,6 +136,7 @@ components it moved go back, newest first.`,
 	o.addFlags(cmd)
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "Revision to return to (default: the Succeeded one before the newest)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Roll back across a migration that is not backward compatible (after restoring its data)")
+	cmd.Flags().BoolVar(&o.Canary, "canary", false, "Move component by component behind canaries (see --canary-soak), not plane by plane")
 	return cmd
 }
 
@@ -204,6 +217,7 @@ func (o *UpgradeOptions) newUpgrade(ctx context.Context) (*upgrade.Upgrade, erro
 	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
 	if o.rollback {
 		opts.Action, opts.Apply.Action = "rollback", "rollback"
+		opts.Direct = !o.Canary
 	}
 	u := &upgrade.Upgrade{
 		Clients: clients, Catalog: catalog, ToVersion: o.To, ToRevision: o.ToRevision, Reverse: o.rollback, Options: opts,
@@ -238,7 +252,11 @@ func (o *UpgradeOptions) dryRun(ctx context.Context, u *upgrade.Upgrade) error {
 	if o.format == printers.FormatJSON {
 		return printers.WriteJSON(o.Out, preview)
 	}
-	fmt.Fprintf(o.Out, "%s %s/%s: %s → %s, component by component:\n", u.Options.Action, u.Namespace, u.Name, preview.From, preview.To)
+	how := "component by component"
+	if preview.Direct {
+		how = "plane by plane, no canary; its components"
+	}
+	fmt.Fprintf(o.Out, "%s %s/%s: %s → %s, %s:\n", u.Options.Action, u.Namespace, u.Name, preview.From, preview.To, how)
 	for i, s := range preview.Steps {
 		fmt.Fprintf(o.Out, "  %2d. %s\n", i+1, s)
 	}

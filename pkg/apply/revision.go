@@ -198,46 +198,107 @@ func (a *Applier) recordRevision(ctx context.Context, d *plan.Desired, rel *rele
 	if rel == nil {
 		return "", fmt.Errorf("record revision %d of %s/%s: no release entry to record", n, ns, platform)
 	}
-	snap, err := newSnapshot(d.Platform, *rel)
+	uid, err := a.writeSnapshot(ctx, d.Platform, *rel, name, map[string]string{
+		v1alpha1.LabelRevisionOf: platform,
+		v1alpha1.LabelRevision:   strconv.FormatInt(n, 10),
+	})
 	if err != nil {
 		return "", fmt.Errorf("record revision %d of %s/%s: %w", n, ns, platform, err)
+	}
+	if err := a.pruneRevisions(ctx, ns, platform, uid, n); err != nil {
+		return name, fmt.Errorf("record revision %d of %s/%s: %w", n, ns, platform, err)
+	}
+	return name, nil
+}
+
+// writeSnapshot stores platform's spec and rel in the snapshot Secret name of the
+// platform's namespace, with labels, owned by the live platform (deleting the
+// OntoPlatform deletes it), and returns the live platform's UID.
+func (a *Applier) writeSnapshot(ctx context.Context, platform *unstructured.Unstructured, rel release.Release, name string, labels map[string]string) (types.UID, error) {
+	snap, err := newSnapshot(platform, rel)
+	if err != nil {
+		return "", err
 	}
 	data, err := EncodeSnapshot(snap)
 	if err != nil {
-		return "", fmt.Errorf("record revision %d of %s/%s: %w", n, ns, platform, err)
+		return "", err
 	}
 	// The owner reference needs the live platform's UID, which the desired object
-	// lacks: with it, deleting the OntoPlatform deletes its snapshots.
-	ri, err := a.Clients.Resource(d.Platform)
+	// lacks.
+	ri, err := a.Clients.Resource(platform)
 	if err != nil {
-		return "", fmt.Errorf("record revision %d of %s/%s: %w", n, ns, platform, err)
+		return "", err
 	}
-	live, err := ri.Get(ctx, platform, metav1.GetOptions{})
+	live, err := ri.Get(ctx, platform.GetName(), metav1.GetOptions{})
 	if err != nil {
-		return "", fmt.Errorf("record revision %d of %s/%s: get the platform: %w", n, ns, platform, err)
+		return "", fmt.Errorf("get the platform: %w", err)
 	}
-	secret := corev1ac.Secret(name, ns).
+	labels[v1alpha1.LabelManagedBy] = render.ManagedBy
+	secret := corev1ac.Secret(name, platform.GetNamespace()).
 		WithType(RevisionSecretType).
-		WithLabels(map[string]string{
-			v1alpha1.LabelRevisionOf: platform,
-			v1alpha1.LabelRevision:   strconv.FormatInt(n, 10),
-			v1alpha1.LabelManagedBy:  render.ManagedBy,
-		}).
+		WithLabels(labels).
 		WithOwnerReferences(metav1ac.OwnerReference().
 			WithAPIVersion(v1alpha1.GroupVersion.String()).
 			WithKind(v1alpha1.Kind).
-			WithName(platform).
+			WithName(platform.GetName()).
 			WithUID(live.GetUID())).
 		WithData(map[string][]byte{SnapshotKey: data})
 	// Force: the Secret is this tool's alone; a conflict would only come from someone
 	// editing a snapshot, which the digest would refuse anyway.
-	if _, err := a.Clients.Kube.CoreV1().Secrets(ns).Apply(ctx, secret, metav1.ApplyOptions{FieldManager: a.fieldManager(), Force: true}); err != nil {
-		return "", fmt.Errorf("record revision %d of %s/%s: write secret %s: %w", n, ns, platform, name, err)
+	if _, err := a.Clients.Kube.CoreV1().Secrets(platform.GetNamespace()).Apply(ctx, secret, metav1.ApplyOptions{FieldManager: a.fieldManager(), Force: true}); err != nil {
+		return "", fmt.Errorf("write secret %s: %w", name, err)
 	}
-	if err := a.pruneRevisions(ctx, ns, platform, live.GetUID(), n); err != nil {
-		return name, fmt.Errorf("record revision %d of %s/%s: %w", n, ns, platform, err)
+	return live.GetUID(), nil
+}
+
+// TargetSecretName names the snapshot Secret of the target of platform's upgrade or
+// rollback in progress (status.upgrade.target).
+func TargetSecretName(platform string) string {
+	return platform + "-upgrade-target"
+}
+
+// LabelUpgradeTargetOf names the platform whose upgrade target a snapshot Secret
+// holds. It is not LabelRevisionOf: pruneRevisions must not take it for a revision.
+const LabelUpgradeTargetOf = "onto.paas/upgrade-target-of"
+
+// RecordTarget stores what an upgrade or rollback moves to (platform's spec with its
+// patches, and rel) before the run's first write, so a resume, an undo, doctor and the
+// watch render the target again without the --releases directory or file it came
+// from. It returns the Secret's name for status.upgrade.target.
+func (a *Applier) RecordTarget(ctx context.Context, platform *unstructured.Unstructured, rel release.Release) (string, error) {
+	name := TargetSecretName(platform.GetName())
+	if _, err := a.writeSnapshot(ctx, platform, rel, name, map[string]string{LabelUpgradeTargetOf: platform.GetName()}); err != nil {
+		return "", fmt.Errorf("record the target of %s/%s: %w", platform.GetNamespace(), platform.GetName(), err)
 	}
 	return name, nil
+}
+
+// LoadTarget reads the target snapshot RecordTarget stored for platform.
+func (a *Applier) LoadTarget(ctx context.Context, namespace, platform string) (*Snapshot, error) {
+	name := TargetSecretName(platform)
+	s, err := a.Clients.Kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("the target of %s/%s's upgrade: %w", namespace, platform, err)
+	}
+	if s.Type != RevisionSecretType || s.Labels[LabelUpgradeTargetOf] != platform {
+		return nil, fmt.Errorf("the target of %s/%s's upgrade: Secret %s is not its snapshot (type %s, label %s=%q)",
+			namespace, platform, name, s.Type, LabelUpgradeTargetOf, s.Labels[LabelUpgradeTargetOf])
+	}
+	snap, err := DecodeSnapshot(s.Data[SnapshotKey])
+	if err != nil {
+		return nil, fmt.Errorf("the target of %s/%s's upgrade: Secret %s: %w", namespace, platform, name, err)
+	}
+	return snap, nil
+}
+
+// DeleteTarget removes the target snapshot of platform once its upgrade or rollback
+// ended (finished or undone); gone already is not an error.
+func (a *Applier) DeleteTarget(ctx context.Context, namespace, platform string) error {
+	err := a.Clients.Kube.CoreV1().Secrets(namespace).Delete(ctx, TargetSecretName(platform), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete the target snapshot of %s/%s: %w", namespace, platform, err)
+	}
+	return nil
 }
 
 // pruneRevisions deletes the snapshot Secrets of platform other than revisions

@@ -89,17 +89,11 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	if r.st.undo {
 		return r.undo(ctx, res)
 	}
-	started := metav1.NewTime(r.now())
-	if _, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
-		if st.Upgrade == nil {
-			st.Upgrade = &v1alpha1.UpgradeStatus{From: from, To: to, StartedAt: &started, FromRevision: r.st.fromRev, Action: u.Options.Action}
-		}
-		st.Upgrade.Done = doneList(r.steps, r.moved)
-		st.Upgrade.FailedComponent, st.Upgrade.Message = "", ""
-		st.Phase = v1alpha1.PhaseUpgrading
-		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonUpgrading, fmt.Sprintf("%s %s → %s", u.Options.Action, from, to), r.now())
-	}); err != nil {
+	if err := r.recordStart(ctx, from, to); err != nil {
 		return res, err
+	}
+	if r.u.Options.Direct && r.target.Revision > 0 {
+		return r.direct(ctx, res)
 	}
 
 	var movedNow []string
@@ -150,7 +144,95 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "", r.now())
 	})
 	res.Status = st
+	if err == nil {
+		r.deleteTarget(ctx)
+	}
 	return res, err
+}
+
+// recordStart records the run in status.upgrade (a resume reads it) with the target's
+// snapshot, stored before the first write, so a resume and an undo need neither the
+// file nor the --releases directory it came from.
+func (r *run) recordStart(ctx context.Context, from, to string) error {
+	u := r.u
+	var targetName string
+	if up := r.st.live.Status.Upgrade; up == nil || up.Target == "" {
+		name, err := u.Applier.RecordTarget(ctx, r.to.Platform, r.target.Release)
+		if err != nil {
+			return err
+		}
+		targetName = name
+	}
+	started := metav1.NewTime(r.now())
+	_, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+		if st.Upgrade == nil {
+			st.Upgrade = &v1alpha1.UpgradeStatus{From: from, To: to, StartedAt: &started, FromRevision: r.st.fromRev, Action: u.Options.Action}
+		}
+		if targetName != "" {
+			st.Upgrade.Target = targetName
+		}
+		st.Upgrade.Done = doneList(r.steps, r.moved)
+		st.Upgrade.FailedComponent, st.Upgrade.Message = "", ""
+		st.Phase = v1alpha1.PhaseUpgrading
+		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonUpgrading, fmt.Sprintf("%s %s → %s", u.Options.Action, from, to), r.now())
+	})
+	return err
+}
+
+// direct moves the platform to a revision that already ran Succeeded, without
+// canaries: the revision has proven itself, and in an incident nobody waits for a
+// soak per component. It applies the target whole, plane by plane (in reverse plane
+// order for a rollback: the services go back before the backing services they use),
+// each plane's components side by side, waiting for each plane's health before the
+// next, and prunes what the target no longer renders. Objects that do not differ are
+// not written, so a rollback of a scale touches one workload. A failure stops at its
+// plane, recorded; the same command resumes.
+func (r *run) direct(ctx context.Context, res *Result) (*Result, error) {
+	u := r.u
+	from, to := r.st.from.Spec.Version, r.target.Spec.Version
+	r.emit("", fmt.Sprintf("%s %s → %s: revision %d ran Succeeded; applying it plane by plane, no canary", u.Options.Action, from, to, r.target.Revision))
+	final := u.Options.Apply
+	final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep = u.Options.Action, &r.target.Release, true, true, true
+	final.Prune, final.MaxDeletes = true, -1
+	d := r.to
+	if u.Reverse {
+		d = reversePlanes(d)
+	}
+	ares, err := u.Applier.Apply(ctx, d, final)
+	if err != nil {
+		return res, fmt.Errorf("%s %s → %s: %w (run the same command again to resume)", u.Options.Action, from, to, err)
+	}
+	res.Steps = slices.Clone(r.steps)
+	st, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
+		st.Upgrade = nil
+		if ares.Status != nil && ares.Status.Phase == v1alpha1.PhaseUpgrading {
+			st.Phase = v1alpha1.PhaseRunning
+		}
+		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "", r.now())
+	})
+	res.Status = st
+	if err == nil {
+		r.deleteTarget(ctx)
+	}
+	return res, err
+}
+
+// reversePlanes is d with its workload planes in reverse order; tenancy (namespace,
+// quota, policies) stays first, since every other plane lives in what it sets up.
+func reversePlanes(d *plan.Desired) *plan.Desired {
+	out := *d
+	out.Planes = nil
+	var rest []render.Plane
+	for _, pl := range d.Planes {
+		if pl.Name == firstPlane {
+			out.Planes = append(out.Planes, pl)
+			continue
+		}
+		rest = append(rest, pl)
+	}
+	slices.Reverse(rest)
+	out.Planes = append(out.Planes, rest...)
+	return &out
 }
 
 // moveComponent moves component c to the target: canary and soak for its
@@ -452,6 +534,9 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 	}); err != nil {
 		return errors.Join(compErr, err)
 	}
+	if clear {
+		r.deleteTarget(ctx)
+	}
 	if rollbackErr != nil {
 		return errors.Join(compErr, rollbackErr)
 	}
@@ -487,6 +572,14 @@ func (r *run) returnComponents(ctx context.Context, cs []string, wait bool) erro
 	return nil
 }
 
+// deleteTarget removes the target snapshot of a run that ended; one left behind is
+// only logged: the next upgrade writes its own over it.
+func (r *run) deleteTarget(ctx context.Context) {
+	if err := r.u.Applier.DeleteTarget(ctx, r.u.Namespace, r.u.Name); err != nil && r.u.Applier.Log != nil {
+		r.u.Applier.Log.Warn("delete the upgrade's target snapshot", "err", err)
+	}
+}
+
 // appendHistory adds rev numbered after the newest, keeping MaxHistory.
 func appendHistory(h []v1alpha1.Revision, rev v1alpha1.Revision) []v1alpha1.Revision {
 	var n int64
@@ -505,7 +598,9 @@ func appendHistory(h []v1alpha1.Revision, rev v1alpha1.Revision) []v1alpha1.Revi
 // revision it started from whole and records it as a rollback.
 func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
 	u := r.u
-	back := doneList(r.steps, r.moved)
+	// Newest first: the reverse of the order the upgrade moved them in (plane
+	// order), whatever order this run's own steps are in (a rollback's are reversed).
+	back := doneList(Steps(r.to, r.from, componentOrder(r.st), false), r.moved)
 	slices.Reverse(back)
 	res.From, res.To = r.target.Spec.Version, r.st.from.Spec.Version
 	r.emit("", fmt.Sprintf("undoing the stopped upgrade to %s: returning %d moved components to %s", r.target.Spec.Version, len(back), r.st.from.Spec.Version))
@@ -533,5 +628,8 @@ func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
 		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "", r.now())
 	})
 	res.Status = st
+	if err == nil {
+		r.deleteTarget(ctx)
+	}
 	return res, err
 }

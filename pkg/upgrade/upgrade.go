@@ -73,6 +73,11 @@ type Options struct {
 	Force bool
 	// Action is recorded in status and history: upgrade or rollback.
 	Action string
+	// Direct moves to a target that is a recorded revision (a rollback) without
+	// canaries: every component at once, plane by plane, waiting for each plane's
+	// health. The undo of a stopped upgrade never is direct: it returns only what
+	// that upgrade moved, newest first.
+	Direct bool
 }
 
 // DefaultOptions are upgrade's flags' defaults.
@@ -207,12 +212,14 @@ func (u *Upgrade) PlatformName(ctx context.Context) (string, error) {
 // Preview is what a run would do: its components in order and the plan of the target
 // against the cluster. Making it writes nothing (the plan is a server-side dry run).
 type Preview struct {
-	Action   string     `json:"action"`
-	From     string     `json:"from"`
-	To       string     `json:"to"`
-	Resuming bool       `json:"resuming,omitempty"`
-	Steps    []string   `json:"steps"`
-	Plan     *plan.Plan `json:"plan"`
+	Action   string   `json:"action"`
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Resuming bool     `json:"resuming,omitempty"`
+	Steps    []string `json:"steps"`
+	// Direct: the target is applied plane by plane without canaries (Options.Direct).
+	Direct bool       `json:"direct,omitempty"`
+	Plan   *plan.Plan `json:"plan"`
 }
 
 // Preview checks what Run would check and says what it would do, writing nothing.
@@ -238,8 +245,16 @@ func (u *Upgrade) Preview(ctx context.Context) (*Preview, error) {
 		return nil, err
 	}
 	pv := &Preview{Action: u.Options.Action, From: st.from.Spec.Version, To: st.target.Spec.Version, Resuming: st.resuming, Steps: Steps(toD, fromD, componentOrder(st), u.Reverse || st.undo), Plan: p}
+	pv.Direct = u.Options.Direct && !st.undo && st.target.Revision > 0
 	if st.undo {
 		pv.From, pv.To = pv.To, pv.From
+		// Only what the stopped upgrade moved goes back, newest first, and the
+		// component it stopped at, which may be half moved.
+		pv.Steps = slices.DeleteFunc(Steps(toD, fromD, componentOrder(st), false), func(c string) bool { return !slices.Contains(st.done, c) })
+		slices.Reverse(pv.Steps)
+		if up := st.live.Status.Upgrade; up != nil && up.Current != "" && !slices.Contains(pv.Steps, up.Current) {
+			pv.Steps = append([]string{up.Current}, pv.Steps...)
+		}
 	}
 	return pv, nil
 }
@@ -283,7 +298,7 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 	}
 	if up != nil && up.Action != "rollback" && u.Options.Action == "rollback" && u.ToRevision == 0 {
 		// Undo a stopped upgrade: its moved components go back to where it started.
-		rel, err := u.Catalog.Get(up.To)
+		target, err := u.storedTarget(ctx, st)
 		if err != nil {
 			return nil, fmt.Errorf("undo the upgrade to %s: %w", up.To, err)
 		}
@@ -299,9 +314,7 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 					u.Namespace, u.Name, up.To, strings.Join(crossed, ", "))
 			}
 		}
-		spec := *st.from.Spec.DeepCopy()
-		spec.Version = up.To
-		st.undo, st.target = true, &Target{Spec: spec, Release: rel}
+		st.undo, st.target = true, target
 		return st, nil
 	}
 	if st.target, err = u.resolveTarget(ctx, st); err != nil {
@@ -376,9 +389,14 @@ func (e *NothingToDoError) Error() string {
 
 // resolveTarget is the Target, or the one ToVersion or ToRevision names.
 func (u *Upgrade) resolveTarget(ctx context.Context, st *start) (*Target, error) {
+	up := st.live.Status.Upgrade
 	switch {
 	case u.Target != nil:
 		return u.Target, nil
+	case up != nil && up.Target != "" && up.Action == u.Options.Action && u.Options.Action != "rollback" && (u.ToVersion == "" || u.ToVersion == up.To):
+		// Resume the stopped run towards what it recorded, with or without the
+		// --releases directory it started from.
+		return u.storedTarget(ctx, st)
 	case u.Options.Action == "rollback":
 		n := u.ToRevision
 		if n == 0 {
@@ -413,6 +431,27 @@ func (u *Upgrade) resolveTarget(ctx context.Context, st *start) (*Target, error)
 		spec.Version = u.ToVersion
 		return &Target{Spec: spec, Release: rel}, nil
 	}
+}
+
+// storedTarget is the target of the stopped upgrade in st: the snapshot it recorded
+// as it started, else (an upgrade started by an older release of this tool) its
+// version's catalog entry applied to the spec it started from.
+func (u *Upgrade) storedTarget(ctx context.Context, st *start) (*Target, error) {
+	up := st.live.Status.Upgrade
+	if up.Target != "" {
+		snap, err := u.Applier.LoadTarget(ctx, u.Namespace, u.Name)
+		if err != nil {
+			return nil, err
+		}
+		return &Target{Spec: snap.Spec, Release: snap.Release}, nil
+	}
+	rel, err := u.Catalog.Get(up.To)
+	if err != nil {
+		return nil, err
+	}
+	spec := *st.from.Spec.DeepCopy()
+	spec.Version = up.To
+	return &Target{Spec: spec, Release: rel}, nil
 }
 
 func orDefault(s, def string) string {

@@ -12,19 +12,22 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-
 	"k8s.io/client-go/rest"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/bench"
@@ -47,9 +50,18 @@ type upEnv struct {
 
 	// editRelease changes the target's release entry (a bad or migrating release).
 	editRelease func(*release.Release)
+	// direct: a rollback applies its revision plane by plane, without canaries (the
+	// CLI's default; the procedure's tests set it where they mean it).
+	direct bool
+	// targetVersion, when set, is the target spec's version (runTo): a release only
+	// a --releases directory has, made from a shipped one by editRelease.
+	targetVersion string
 
 	mu     sync.Mutex
 	events []apply.Event
+	// during is what kstatus made of the live OntoPlatform at the run's first
+	// component steps, read from the run's own progress events.
+	during []kstatus.Status
 }
 
 func installAt(t *testing.T, version string, edit ...func(*v1alpha1.OntoPlatformSpec)) *upEnv {
@@ -83,19 +95,26 @@ func (e *upEnv) run(action, version string, revision int64, atomic bool, patches
 		opts.CanarySoak = 5 * time.Second
 	}
 	opts.Apply.Action = action
+	opts.Direct = e.direct && action == "rollback"
 	catalog := ontotest.Catalog(e.t)
 	u := &upgrade.Upgrade{
 		Clients: e.clients, Catalog: catalog, Namespace: e.p.Namespace, Name: e.p.Name, Options: opts, ToRevision: revision,
 		Reverse: action == "rollback",
 		Applier: &apply.Applier{Clients: e.clients, Now: time.Now, Observer: func(ev apply.Event) {
 			e.mu.Lock()
+			defer e.mu.Unlock()
 			e.events = append(e.events, ev)
-			e.mu.Unlock()
+			if ev.Type == upgrade.EventUpgradeStep && ev.Object != "" && len(e.during) < 3 {
+				e.during = append(e.during, e.kstatus().Status)
+			}
 		}},
 	}
 	if action == "upgrade" {
 		spec := *e.p.Spec.DeepCopy()
 		spec.Version = version
+		if e.editRelease != nil && e.targetVersion != "" {
+			spec.Version = e.targetVersion
+		}
 		rel := *ontotest.Release(e.t, version)
 		if e.editRelease != nil {
 			rel.Components = maps.Clone(rel.Components)
@@ -104,6 +123,33 @@ func (e *upEnv) run(action, version string, revision int64, atomic bool, patches
 		u.Target = &upgrade.Target{Spec: spec, Release: rel, Patches: patches}
 	}
 	return u.Run(e.t.Context())
+}
+
+// kstatus is what sigs.k8s.io/cli-utils' kstatus, the library Flux and kapp judge
+// health with, makes of the live OntoPlatform.
+func (e *upEnv) kstatus() *kstatus.Result {
+	e.t.Helper()
+	p := e.platform()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.Kind))
+	res, err := kstatus.Compute(u)
+	if err != nil {
+		e.t.Fatalf("kstatus: %v", err)
+	}
+	return res
+}
+
+// runTo upgrades to version, rendered from the shipped release base (editRelease
+// gives it that version), with patches on the target.
+func (e *upEnv) runTo(base, version string, patches ...render.Patch) (*upgrade.Result, error) {
+	e.t.Helper()
+	e.targetVersion = version
+	defer func() { e.targetVersion = "" }()
+	return e.run("upgrade", base, 0, false, patches...)
 }
 
 func (e *upEnv) platform() *v1alpha1.OntoPlatform {
@@ -319,6 +365,17 @@ func TestUpgradeFailedComponentReturns(t *testing.T) {
 	if last := lastRevision(p); last.Result != v1alpha1.RevisionFailed || !strings.Contains(last.Message, "data-service") {
 		t.Fatalf("last revision after the failure: %+v", last)
 	}
+	// What kubectl wait and Flux read: not ready while it ran, failed after, naming
+	// the component.
+	if len(e.during) == 0 || slices.ContainsFunc(e.during, func(s kstatus.Status) bool { return s != kstatus.InProgressStatus }) {
+		t.Errorf("kstatus during the upgrade: %v, want InProgress at every step", e.during)
+	}
+	if res := e.kstatus(); res.Status != kstatus.FailedStatus || !strings.Contains(res.Message, "data-service") {
+		t.Errorf("kstatus after the failed upgrade: %s (%s), want Failed naming data-service", res.Status, res.Message)
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "data-service") {
+		t.Errorf("Ready after the failed upgrade: %+v, want False naming data-service", c)
+	}
 
 	// A plain apply would roll everything at once: refused, naming both ways out.
 	opts := ontotest.ApplyOptions()
@@ -345,6 +402,9 @@ func TestUpgradeFailedComponentReturns(t *testing.T) {
 	}
 	if p := e.platform(); p.Status.Upgrade != nil || p.Status.Version != "1.6.0" {
 		t.Fatalf("after the resumed upgrade: upgrade %+v, version %s", p.Status.Upgrade, p.Status.Version)
+	}
+	if res := e.kstatus(); res.Status != kstatus.CurrentStatus {
+		t.Errorf("kstatus after the resumed upgrade: %s (%s), want Current", res.Status, res.Message)
 	}
 }
 
@@ -572,5 +632,115 @@ func TestUpgradeMigrationNotBackwardCompatible(t *testing.T) {
 	}
 	if vs, _ := e.versions(); vs["data-service"] != "1.6.0" {
 		t.Fatalf("a refused rollback moved data-service to %s", vs["data-service"])
+	}
+}
+
+// TestRollbackToASucceededRevisionIsDirect: a rollback to a revision that ran
+// Succeeded applies it plane by plane in reverse plane order (the services before the
+// backing services they use), with no canary, and ends with every workload back, the
+// revision recorded, kstatus Current and no target snapshot left.
+func TestRollbackToASucceededRevisionIsDirect(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0")
+	if _, err := e.run("upgrade", "1.6.0", 0, false); err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	e.mu.Lock()
+	e.events, e.during, e.direct = nil, nil, true
+	e.mu.Unlock()
+	if _, err := e.run("rollback", "", 0, false); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	vs, canaries := e.versions()
+	for name, v := range vs {
+		if v != "1.5.0" {
+			t.Errorf("%s runs %s after the rollback, want 1.5.0", name, v)
+		}
+	}
+	if canaries != 0 {
+		t.Errorf("%d canaries after a direct rollback", canaries)
+	}
+	var planes []string
+	for _, ev := range e.events {
+		if ev.Type == apply.EventUpgradeStep && ev.Object != "" {
+			t.Errorf("a direct rollback ran a component step: %s: %s", ev.Object, ev.Message)
+		}
+		if ev.Type == apply.EventPlaneStarted {
+			planes = append(planes, string(ev.Plane))
+		}
+	}
+	// Tenancy first (everything lives in it), then the planes in reverse order.
+	var want []string
+	for _, pl := range slices.Backward(v1alpha1.Planes()) {
+		if pl != v1alpha1.PlaneTenancy && slices.Contains(planes, string(pl)) {
+			want = append(want, string(pl))
+		}
+	}
+	if len(planes) < 3 || planes[0] != string(v1alpha1.PlaneTenancy) || !slices.Equal(planes[1:], want) {
+		t.Errorf("planes applied in order %v, want tenancy then %v", planes, want)
+	}
+	p := e.platform()
+	if last := lastRevision(p); last.Action != "rollback" || last.Result != v1alpha1.RevisionSucceeded || last.Version != "1.5.0" || p.Status.Upgrade != nil {
+		t.Fatalf("after the rollback: last revision %+v, upgrade %+v", last, p.Status.Upgrade)
+	}
+	if res := e.kstatus(); res.Status != kstatus.CurrentStatus {
+		t.Errorf("kstatus after the rollback: %s (%s), want Current", res.Status, res.Message)
+	}
+	if _, err := e.clients.Kube.CoreV1().Secrets(e.p.Namespace).Get(t.Context(), apply.TargetSecretName(e.p.Name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the target snapshot after the rollback: %v, want gone", err)
+	}
+}
+
+// TestUndoFailedUpgradeFromTheClusterAlone: an upgrade to a version only a
+// --releases directory knew (1.6.1) fails at data-service; rollback, with the
+// shipped catalog alone, undoes it from the target the upgrade stored as it started,
+// returning what it moved newest first.
+func TestUndoFailedUpgradeFromTheClusterAlone(t *testing.T) {
+	t.Parallel()
+	e := installAt(t, "1.5.0", ontotest.Small)
+	catalog := ontotest.Catalog(t)
+	if _, err := catalog.Get("1.6.1"); err == nil {
+		t.Fatal("the shipped catalog knows 1.6.1: the test needs a version only a --releases directory has")
+	}
+	e.editRelease = func(r *release.Release) { r.Version = "1.6.1" }
+	_, err := e.runTo("1.6.0", "1.6.1", crashLoop(t, "data-service"))
+	var ce *upgrade.ComponentError
+	if !errors.As(err, &ce) || ce.Component != "data-service" {
+		t.Fatalf("upgrade to 1.6.1 with a crash-looping data-service: %v, want a ComponentError for data-service", err)
+	}
+	up := e.platform().Status.Upgrade
+	if up == nil || up.Target == "" || len(up.Done) < 2 {
+		t.Fatalf("status.upgrade after the failure: %+v, want a stored target and at least two moved components", up)
+	}
+	if res := e.kstatus(); res.Status != kstatus.FailedStatus {
+		t.Errorf("kstatus after the failed upgrade: %s (%s), want Failed", res.Status, res.Message)
+	}
+	moved := slices.Clone(up.Done)
+
+	e.direct = true // the CLI's default: the undo is never direct
+	res, err := e.run("rollback", "", 0, false)
+	if err != nil {
+		t.Fatalf("rollback of the failed upgrade without its release: %v", err)
+	}
+	// The component it stopped at first (it may be half moved; here its failure
+	// returned it already, and returning it again writes nothing), then what it
+	// moved, newest first.
+	want := slices.Clone(moved)
+	slices.Reverse(want)
+	want = append([]string{"data-service"}, want...)
+	if !slices.Equal(res.Steps, want) {
+		t.Errorf("the undo returned %v, want newest first %v", res.Steps, want)
+	}
+	vs, _ := e.versions()
+	for name, v := range vs {
+		if v != "1.5.0" {
+			t.Errorf("%s runs %s after the undo, want 1.5.0", name, v)
+		}
+	}
+	if p := e.platform(); p.Status.Upgrade != nil || p.Status.Version != "1.5.0" {
+		t.Fatalf("after the undo: upgrade %+v, version %s", p.Status.Upgrade, p.Status.Version)
+	}
+	if res := e.kstatus(); res.Status != kstatus.CurrentStatus {
+		t.Errorf("kstatus after the undo: %s (%s), want Current", res.Status, res.Message)
 	}
 }
