@@ -172,6 +172,18 @@ type Result struct {
 	Status *v1alpha1.OntoPlatformStatus
 }
 
+// UnrepairedError says which objects a Reconcile run could not write, with the API
+// server's answer for each; the run wrote everything else.
+type UnrepairedError struct {
+	Err error
+}
+
+func (e *UnrepairedError) Error() string {
+	return "not repaired, the API server refuses: " + strings.ReplaceAll(e.Err.Error(), "\n", "; ")
+}
+
+func (e *UnrepairedError) Unwrap() error { return e.Err }
+
 // ApplyError names the plane and object where an apply stopped.
 type ApplyError struct {
 	Plane  string
@@ -218,7 +230,7 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	// lists keep what the plan listed, for the health check of a run that writes
 	// nothing.
 	lists := &plan.Lists{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged,
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepGoing: opts.Reconcile,
 		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live, Now: a.Now, Lists: lists}
 	done := map[plan.ObjectRef]bool{}
 
@@ -329,6 +341,11 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 			// is only rolling (an autoscaler scaling) is waited for, not failed.
 			observed, applyErr = a.checkHealth(ctx, d, opts)
 		}
+	}
+	// Objects the plan could not include (a Reconcile run keeps going without them)
+	// fail the run after everything else was written, each named in the status.
+	if failed := p.FailedError(); failed != nil {
+		applyErr = errors.Join(&UnrepairedError{Err: failed}, applyErr)
 	}
 	applyErr = a.stopReason(ctx, applyErr)
 	var lost *LostError

@@ -8,9 +8,11 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
@@ -27,7 +30,12 @@ import (
 
 // applyPlanes applies each plane's creates and updates, except those already done,
 // then waits for the plane's workloads.
+//
+// A Reconcile run (the watch) writes every object it can: an object the API server
+// refuses does not stop the others, in its wave, its plane or the planes after; the
+// refusals come back together at the end, so the status can name each.
 func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, done map[plan.ObjectRef]bool, res *Result) error {
+	var refused []error
 	for _, pl := range p.Planes {
 		if pl.Name == plan.PlatformPlane {
 			continue
@@ -40,15 +48,21 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 		}
 		a.emit(Event{Type: EventPlaneStarted, Plane: pl.Name, Message: fmt.Sprintf("%d to write", len(writes))})
 		for _, wave := range writeWaves(writes) {
-			if err := a.applyWave(ctx, pl.Name, wave, opts); err != nil {
+			n, err := a.applyWave(ctx, pl.Name, wave, opts)
+			res.Applied += n
+			if err != nil && opts.Reconcile && ctx.Err() == nil {
+				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
+				refused = append(refused, err)
+				continue
+			}
+			if err != nil {
 				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
 				return err
 			}
-			res.Applied += len(wave)
 		}
 		if opts.Reconcile {
 			if _, err := a.checkReady(ctx, d, pl.Name, nil); err != nil {
-				return err
+				return errors.Join(append(refused, err)...)
 			}
 		} else if opts.Wait {
 			// The next plane needs this one serving its new spec (health.Serving); the
@@ -61,13 +75,18 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 		}
 		a.emit(Event{Type: EventPlaneReady, Plane: pl.Name})
 	}
-	return nil
+	return errors.Join(refused...)
 }
 
-// applyWave writes changes concurrently and stops at the first error.
-func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Change, opts Options) error {
+// applyWave writes changes concurrently and returns how many it wrote. It stops at
+// the first error, except in a Reconcile run, which writes every change it can and
+// returns every refusal.
+func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Change, opts Options) (int, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(plan.DefaultConcurrency)
+	var mu sync.Mutex
+	var written int
+	var refused []error
 	for _, c := range wave {
 		g.Go(func() error {
 			write := a.applyOne
@@ -75,13 +94,24 @@ func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Chang
 				write = a.replace
 			}
 			if err := retryTransient(gctx, opts.RetryBudget, func() error { return write(gctx, c, opts) }); err != nil {
-				return &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
+				err = &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
+				if !opts.Reconcile {
+					return err
+				}
+				mu.Lock()
+				refused = append(refused, err)
+				mu.Unlock()
+				return nil
 			}
+			mu.Lock()
+			written++
+			mu.Unlock()
 			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action})
 			return nil
 		})
 	}
-	return g.Wait()
+	err := g.Wait()
+	return written, errors.Join(append(refused, err)...)
 }
 
 // writeWaves splits a plane's writes into waves written one after the other: what pods
@@ -135,6 +165,11 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 	if err != nil {
 		return err
 	}
+	if len(c.ReplaceLists) > 0 {
+		if err := a.replaceLists(ctx, ri, c); err != nil {
+			return err
+		}
+	}
 	force := opts.ForceConflicts || len(c.TakeOver) > 0
 	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
 		FieldManager: a.fieldManager(),
@@ -147,6 +182,35 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 		return fmt.Errorf("it changed in the cluster since the saved plan was made (%w): make a new plan, review it and apply that", err)
 	}
 	return err
+}
+
+// replaceLists sets the lists c.ReplaceLists names ("spec.ports") to the rendered
+// items with a merge patch, which replaces a list whole, over the object as planned
+// (its resourceVersion): items of another manager that server-side apply cannot
+// remove go, and the apply that follows owns the rendered ones.
+func (a *Applier) replaceLists(ctx context.Context, ri dynamic.ResourceInterface, c plan.Change) error {
+	patch := map[string]any{}
+	if c.ResourceVersion != "" {
+		patch["metadata"] = map[string]any{"resourceVersion": c.ResourceVersion}
+	}
+	for _, path := range c.ReplaceLists {
+		fields := strings.Split(path, ".")
+		v, _, err := unstructured.NestedFieldNoCopy(c.Desired.Object, fields...)
+		if err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(patch, v, fields...); err != nil {
+			return err
+		}
+	}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if _, err := ri.Patch(ctx, c.Desired.GetName(), types.MergePatchType, data, metav1.PatchOptions{FieldManager: a.fieldManager()}); err != nil {
+		return fmt.Errorf("set %s to the rendered items: %w", strings.Join(c.ReplaceLists, ", "), err)
+	}
+	return nil
 }
 
 // isFieldManagerConflict reports whether err is a server-side apply conflict over

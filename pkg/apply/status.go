@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,8 +117,11 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonRollingOut, msg)
 	case applyErr != nil:
 		next.Phase = v1alpha1.PhaseError
-		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, applyErr.Error())
-		set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonApplyFailed, applyErr.Error())
+		// One line: a Reconcile run's errors are joined, one per object it could
+		// not write.
+		msg := strings.ReplaceAll(applyErr.Error(), "\n", "; ")
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, msg)
+		set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonApplyFailed, msg)
 	case ready < total:
 		next.Phase = v1alpha1.PhaseDegraded
 		msg := notReadyMessage(comps)

@@ -11,6 +11,9 @@ Licensed under the Apache License, Version 2.0.
 package plan
 
 import (
+	"errors"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -60,6 +63,31 @@ type Plan struct {
 	// exist or lack keys the pods read. apply refuses to write while there are any:
 	// the pods would not start.
 	MissingSecrets []MissingSecret `json:"missingSecrets,omitempty"`
+	// Failed are the objects the API server refused to plan (a Planner with
+	// KeepGoing, the watch), each left out of the plan as unchanged: one object that
+	// cannot be repaired does not stop the repair of every other.
+	Failed []ObjectFailure `json:"failed,omitempty"`
+}
+
+// ObjectFailure is an object a plan or an apply could not write, with the API
+// server's answer.
+type ObjectFailure struct {
+	Plane   string    `json:"plane"`
+	Object  ObjectRef `json:"object"`
+	Message string    `json:"message"`
+}
+
+// FailedError is the error of every object of p that could not be planned, nil when
+// there is none.
+func (p *Plan) FailedError() error {
+	if len(p.Failed) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, f := range p.Failed {
+		errs = append(errs, fmt.Errorf("plane %s: %s: %s", f.Plane, f.Object, f.Message))
+	}
+	return errors.Join(errs...)
 }
 
 // PlanePlan is the changes of one plane.
@@ -86,6 +114,12 @@ type Change struct {
 	// because the plan deletes what owned them (an autoscaler's spec.replicas when
 	// autoscaling is turned off).
 	TakeOver []Conflict `json:"takeOver,omitempty"`
+	// ReplaceLists are lists (such as "spec.ports" of a Service) that apply first
+	// sets to the rendered items with a merge patch: they hold items of another
+	// manager that server-side apply cannot remove and that make the applied object
+	// invalid (a port changed by kubectl patch, whose name the rendered port repeats).
+	// Conflicts name those items and their manager.
+	ReplaceLists []string `json:"replaceLists,omitempty"`
 	// Claims a replace expands first.
 	Claims []ClaimResize `json:"claims,omitempty"`
 	// Desired is the object to apply (creates and updates). It never holds a Secret

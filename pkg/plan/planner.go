@@ -39,6 +39,10 @@ const DefaultConcurrency = 8
 // Planner computes plans against one cluster.
 type Planner struct {
 	Clients *kube.Clients
+	// KeepGoing leaves an object the API server refuses to plan out of the plan, as
+	// unchanged, and records it in Plan.Failed, instead of failing the plan: the
+	// watch repairs everything else and says what it could not.
+	KeepGoing bool
 	// FieldManager of the dry-runs; FieldManager when empty.
 	FieldManager string
 	// Concurrency of dry-runs; DefaultConcurrency when 0.
@@ -159,6 +163,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	changes := make([]Change, len(objs))
 	// Warnings of certificates re-issued, by object, so they keep the rendered order.
 	reissues := make([]string, len(objs))
+	failed := make([]*ObjectFailure, len(objs))
 	for i, obj := range objs {
 		g.Go(func() error {
 			ref := RefOf(obj)
@@ -183,6 +188,14 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 					}
 				}
 				ch, err := pl.planObject(gctx, obj, liveObj, d.InventoryID, owners)
+				if err != nil && pl.KeepGoing && liveObj != nil && gctx.Err() == nil && (apierrors.IsInvalid(err) || apierrors.IsForbidden(err)) {
+					// Refused (invalid, or denied by RBAC or an admission policy): no
+					// retry makes it pass, and the rest of the platform must not wait
+					// for it.
+					failed[i] = &ObjectFailure{Plane: obj.GetLabels()[PlaneLabel], Object: ref, Message: err.Error()}
+					changes[i] = Change{Object: ref, ResourceVersion: liveObj.GetResourceVersion(), Action: ActionUnchanged}
+					return nil
+				}
 				if err != nil {
 					return fmt.Errorf("plane %s: %s: %w", obj.GetLabels()[PlaneLabel], ref, err)
 				}
@@ -193,6 +206,11 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	for _, f := range failed {
+		if f != nil {
+			p.Failed = append(p.Failed, *f)
+		}
 	}
 	p.Planes = append(p.Planes, platformPlane)
 	i := 0
@@ -393,6 +411,11 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 	}
 	if isImmutableStatefulSetUpdate(obj, err) {
 		return pl.planStatefulSetReplace(ctx, ri, obj, live, conflicts, err)
+	}
+	if apierrors.IsInvalid(err) {
+		if foreign := foreignServicePorts(obj, live); len(foreign) > 0 {
+			return pl.planPortsReplace(ctx, ri, obj, live, conflicts, foreign, err)
+		}
 	}
 	if err != nil {
 		return Change{}, err
