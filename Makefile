@@ -54,8 +54,9 @@ image:
 
 ## image-push: build the image and push it to IMAGE=REGISTRY/REPO[:TAG] (the tag is VERSION
 ## when not given; credentials from ~/.docker/config.json); prints the reference by digest
-image-push: image
+image-push:
 	@test -n "$(IMAGE)" || { echo "make image-push: set IMAGE=REGISTRY/REPO[:TAG]" >&2; exit 2; }
+	$(MAKE) --no-print-directory image
 	$(GO) run ./hack/image push -layout $(IMAGE_LAYOUT) -image "$(IMAGE)" -version "$(VERSION)"
 
 ## generate: deepcopy functions and the CRD from the Go types in api/
