@@ -80,8 +80,16 @@ func binaries(t *testing.T) []image.Binary {
 		if compileDir, compileErr = os.MkdirTemp("", "onto-image-test-"); compileErr != nil {
 			return
 		}
+		// Stop the go command (and its compilers) a minute before the test binary's
+		// -timeout would panic and leave them running.
+		ctx := context.Background()
+		if deadline, ok := t.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline.Add(-time.Minute))
+			defer cancel()
+		}
 		start := time.Now()
-		compiled, compileErr = image.Compile(context.Background(), image.CompileOptions{
+		compiled, compileErr = image.Compile(ctx, image.CompileOptions{
 			ModuleDir: filepath.Dir(strings.TrimSpace(string(out))),
 			LDFlags:   "-s -w -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.Version=" + testVersion,
 			OutDir:    compileDir,
