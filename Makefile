@@ -8,8 +8,21 @@ GO ?= go
 BIN_DIR := $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.Version=$(VERSION)
+# The image `watch install` runs by default: IMAGE_REPO:VERSION (the default repository is
+# pkg/buildinfo's), pinned to IMAGE_DIGEST when a release knows it (make image-push prints it).
+ifneq ($(IMAGE_REPO),)
+LDFLAGS += -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.ImageRepository=$(IMAGE_REPO)
+endif
+ifneq ($(IMAGE_DIGEST),)
+LDFLAGS += -X github.com/coomia-dip/kubectl-onto/pkg/buildinfo.ImageDigest=$(IMAGE_DIGEST)
+endif
+# The image's inputs besides the source: its labels, and every timestamp (the commit's time).
+IMAGE_SOURCE ?= https://github.com/coomia-dip/kubectl-onto
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_LAYOUT := $(BIN_DIR)/image
 
-.PHONY: all build install dist generate verify-generate test unit-test faults bench bench-helm bench-scale demo fmt vet clean
+.PHONY: all build install dist image image-push generate verify-generate test unit-test faults bench bench-helm bench-scale demo fmt vet clean
 
 all: build
 
@@ -32,6 +45,19 @@ install:
 ## arm64), dist/checksums.txt and the krew manifest dist/onto.yaml (see hack/dist.sh)
 dist:
 	ONTO_DIST_VERSION=$(VERSION) GO=$(GO) hack/dist.sh
+
+## image: the watch's OCI image, linux/amd64 and linux/arm64 in one index, as the OCI
+## layout bin/image (static binary, user 65532, CA roots; the same commit, the same digest)
+image:
+	$(GO) run ./hack/image build -ldflags "$(LDFLAGS)" -version "$(VERSION)" -revision "$(REVISION)" \
+		-source "$(IMAGE_SOURCE)" -created "$(SOURCE_DATE_EPOCH)" -o $(IMAGE_LAYOUT)
+
+## image-push: build the image and push it to IMAGE=REGISTRY/REPO[:TAG] (the tag is VERSION
+## when not given; credentials from ~/.docker/config.json); prints the reference by digest
+image-push:
+	@test -n "$(IMAGE)" || { echo "make image-push: set IMAGE=REGISTRY/REPO[:TAG]" >&2; exit 2; }
+	$(MAKE) --no-print-directory image
+	$(GO) run ./hack/image push -layout $(IMAGE_LAYOUT) -image "$(IMAGE)" -version "$(VERSION)"
 
 ## generate: deepcopy functions and the CRD from the Go types in api/
 generate:

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/coomia-dip/kubectl-onto/internal/controller"
+	"github.com/coomia-dip/kubectl-onto/pkg/buildinfo"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 )
 
@@ -26,7 +27,8 @@ const DefaultWatchNamespace = "kubectl-onto-system"
 type WatchInstallOptions struct {
 	*GlobalOptions
 	OutputFlags
-	// Image runs the watch; its entrypoint must be kubectl-onto.
+	// Image runs the watch; its entrypoint must be kubectl-onto. Default: the image
+	// of this build's version (buildinfo), none for a dev build.
 	Image string
 	// Namespaces the watch watches; AllNamespaces every one; neither, its own.
 	Namespaces    []string
@@ -44,7 +46,7 @@ type WatchInstallOptions struct {
 func NewCmdWatchInstall(g *GlobalOptions) *cobra.Command {
 	o := &WatchInstallOptions{GlobalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "install --image IMAGE",
+		Use:   "install",
 		Short: "Print (or --apply) what runs the watch in the cluster, with least privilege",
 		Long: `Install prints the objects that run kubectl onto watch inside the cluster, for
 review or a GitOps repository, or with --apply writes them (server-side apply, field
@@ -60,18 +62,23 @@ manager kubectl-onto):
     apply the platforms' Namespaces, read StorageClasses), bound cluster-wide;
   - a Role for its leader election Lease and Events, in its namespace;
   - a Deployment of --replicas pods (one leader writes, the others stand by) that
-    passes PodSecurity restricted, and a metrics Service on port 8080.
+    passes PodSecurity restricted, with a read-only root filesystem and an emptyDir
+    at /tmp, and a metrics Service on port 8080.
 
-No image is built here: --image names one whose entrypoint is kubectl-onto, of the
-same version as this binary.`,
-		Example: `  kubectl onto watch install --image registry.example/kubectl-onto:1.0.0 --namespaces team-a,team-b > watch.yaml
-  kubectl onto watch install --image registry.example/kubectl-onto:1.0.0 -n onto-ops -A --apply
-  kubectl onto watch install --image registry.example/kubectl-onto:1.0.0 -o json | jq '.items[] | select(.kind == "ClusterRole") | .rules'`,
+The pods run the image of this binary's version (` + buildinfo.ImageRepository + `:VERSION,
+by digest when the build knows it; kubectl onto version -o json shows it). --image
+runs another, whose entrypoint must be kubectl-onto of the same version: make
+image-push IMAGE=REGISTRY/REPO builds one from this repository and prints its
+reference. A development build knows no image and needs --image.`,
+		Example: `  kubectl onto watch install --namespaces team-a,team-b > watch.yaml
+  kubectl onto watch install -n onto-ops -A --apply
+  kubectl onto watch install --image registry.example/kubectl-onto:1.0.0@sha256:... --apply
+  kubectl onto watch install -o json | jq '.items[] | select(.kind == "ClusterRole") | .rules'`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Image, "image", "", "Image of the watch (required); its entrypoint must be kubectl-onto")
+	f.StringVar(&o.Image, "image", "", "Image of the watch, its entrypoint kubectl-onto; default the image of this version")
 	f.StringSliceVar(&o.Namespaces, "namespaces", nil, "Namespaces to watch (comma-separated); default the watch's own namespace")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Watch every namespace (its namespaced rules bound cluster-wide)")
 	f.Int32Var(&o.Replicas, "replicas", 2, "Pods of the watch; one leader writes")
@@ -81,11 +88,15 @@ same version as this binary.`,
 	return cmd
 }
 
-// Complete resolves the watch's namespace (-n, else the default; not the kubeconfig
-// context's, which is where platforms live) and the output format.
+// Complete resolves the image (--image, else this version's), the watch's namespace
+// (-n, else the default; not the kubeconfig context's, which is where platforms live)
+// and the output format.
 func (o *WatchInstallOptions) Complete(_ []string) (err error) {
 	if o.format, err = o.OutputFlags.Format(); err != nil {
 		return err
+	}
+	if o.Image == "" {
+		o.Image = buildinfo.Get().Image
 	}
 	ns := DefaultWatchNamespace
 	if o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
@@ -98,7 +109,8 @@ func (o *WatchInstallOptions) Complete(_ []string) (err error) {
 // Validate checks the flags.
 func (o *WatchInstallOptions) Validate() error {
 	if o.Image == "" {
-		return fmt.Errorf("--image is required: an image whose entrypoint is kubectl-onto (none is built here)")
+		return fmt.Errorf("--image is required: this build (version %s) knows no image of its own; "+
+			"build and push one with make image-push IMAGE=REGISTRY/REPO and pass the reference it prints as --image", buildinfo.Get().Version)
 	}
 	if o.AllNamespaces && len(o.Namespaces) > 0 {
 		return fmt.Errorf("--all-namespaces and --namespaces exclude each other")

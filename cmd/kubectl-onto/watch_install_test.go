@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/coomia-dip/kubectl-onto/internal/golden"
+	"github.com/coomia-dip/kubectl-onto/pkg/buildinfo"
 )
 
 // TestWatchInstall: what `watch install` prints for one fixed set of flags (golden:
@@ -49,7 +50,7 @@ func TestWatchInstall(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"watch", "install"}, "--image is required"},
+		{[]string{"watch", "install"}, "--image is required: this build (version dev) knows no image of its own; build and push one with make image-push IMAGE=REGISTRY/REPO"},
 		{[]string{"watch", "install", "--image", "img", "-A", "--namespaces", "a"}, "--all-namespaces and --namespaces exclude each other"},
 		{[]string{"watch", "install", "--image", "img", "--replicas", "0"}, "--replicas must be at least 1"},
 		{[]string{"watch", "install", "--image", "img", "--force-conflicts"}, "--force-conflicts needs --apply"},
@@ -59,5 +60,37 @@ func TestWatchInstall(t *testing.T) {
 		if r.code != exitFailure || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
 		}
+	}
+}
+
+// TestWatchInstallDefaultImage: without --image the Deployment runs the image of the
+// build's version, by digest when the build knows it; --image still wins; a dev
+// build needs --image (TestWatchInstall). It sets the linker's variables, so it must
+// not run beside another test (no t.Parallel: parallel tests start after it ends).
+func TestWatchInstallDefaultImage(t *testing.T) {
+	version, digest := buildinfo.Version, buildinfo.ImageDigest
+	t.Cleanup(func() { buildinfo.Version, buildinfo.ImageDigest = version, digest })
+	const sum = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		version, digest string
+		args            []string
+		want            string
+	}{
+		{"v0.4.0", "", nil, buildinfo.DefaultImageRepository + ":v0.4.0"},
+		{"v0.4.0", sum, nil, buildinfo.DefaultImageRepository + ":v0.4.0@" + sum},
+		{"v0.4.0", sum, []string{"--image", "registry.example/onto:mine"}, "registry.example/onto:mine"},
+	} {
+		buildinfo.Version, buildinfo.ImageDigest = tc.version, tc.digest
+		r := runCmd(t, append([]string{"watch", "install"}, tc.args...)...)
+		if r.code != 0 {
+			t.Fatalf("version %s digest %q %v: exit %d\n%s", tc.version, tc.digest, tc.args, r.code, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "\n        image: "+tc.want+"\n") {
+			t.Errorf("version %s digest %q %v: want the container's image %s in\n%s", tc.version, tc.digest, tc.args, tc.want, r.stdout)
+		}
+	}
+	buildinfo.Version, buildinfo.ImageDigest = "a2506ca-dirty", ""
+	if r := runCmd(t, "watch", "install"); r.code != exitFailure || !strings.Contains(r.stderr, "this build (version a2506ca-dirty) knows no image") {
+		t.Errorf("a build from a modified tree: exit %d, stderr %q, want it to need --image", r.code, r.stderr)
 	}
 }

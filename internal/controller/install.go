@@ -284,6 +284,12 @@ func WatchArgs(o InstallOptions) []string {
 	return append(args, "--namespaces="+strings.Join(o.Namespaces, ","))
 }
 
+// TempDir is the one place the watch's container can write: an emptyDir under its
+// read-only root filesystem, also its HOME (the image's home is read-only there).
+// The watch itself writes nothing to disk by default; what may (--audit-log FILE,
+// KUBECTL_ONTO_CPUPROFILE, os.TempDir, kubectl's cache under $HOME/.kube) lands here.
+const TempDir = "/tmp"
+
 // deployment runs the watch: Replicas pods, one the leader, spread over nodes, each
 // passing PodSecurity restricted with a read-only root filesystem.
 func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
@@ -323,11 +329,17 @@ func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
 						MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
 						LabelSelector: &metav1.LabelSelector{MatchLabels: sel},
 					}},
+					// Within the container's ephemeral-storage limit.
+					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{
+						EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(resource.MustParse("64Mi"))},
+					}}},
 					Containers: []corev1.Container{{
 						Name:            "watch",
 						Image:           o.Image,
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						Args:            WatchArgs(o),
+						Env:             []corev1.EnvVar{{Name: "HOME", Value: TempDir}},
+						VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: TempDir}},
 						Ports: []corev1.ContainerPort{
 							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 							{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},

@@ -296,3 +296,34 @@ func TestInstallDeploymentIsRestricted(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallDeploymentWritesOnlyToAnEmptyDir: with the root filesystem read-only, the
+// container's one writable place is an emptyDir at /tmp, bounded below its
+// ephemeral-storage limit, and HOME points into it (the image's home is read-only).
+func TestInstallDeploymentWritesOnlyToAnEmptyDir(t *testing.T) {
+	dep := find[appsv1.Deployment](t, installObjects(t, installOptions()), "Deployment", controller.DefaultInstallName)
+	spec := dep.Spec.Template.Spec
+	if len(spec.Volumes) != 1 || spec.Volumes[0].EmptyDir == nil || spec.Volumes[0].EmptyDir.SizeLimit == nil {
+		t.Fatalf("volumes %+v: want one emptyDir with a size limit", spec.Volumes)
+	}
+	vol := spec.Volumes[0]
+	c := spec.Containers[0]
+	if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Fatal("the root filesystem is writable")
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != vol.Name || c.VolumeMounts[0].MountPath != controller.TempDir || c.VolumeMounts[0].ReadOnly {
+		t.Errorf("mounts %+v: want %s writable at %s", c.VolumeMounts, vol.Name, controller.TempDir)
+	}
+	if limit := c.Resources.Limits[corev1.ResourceEphemeralStorage]; vol.EmptyDir.SizeLimit.Cmp(limit) >= 0 {
+		t.Errorf("emptyDir size limit %s not below the ephemeral-storage limit %s", vol.EmptyDir.SizeLimit, &limit)
+	}
+	var home string
+	for _, e := range c.Env {
+		if e.Name == "HOME" {
+			home = e.Value
+		}
+	}
+	if home != controller.TempDir && !strings.HasPrefix(home, controller.TempDir+"/") {
+		t.Errorf("HOME %q: want it under %s", home, controller.TempDir)
+	}
+}
