@@ -375,7 +375,11 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	if st != nil {
 		final.Phase, final.Version, final.ReadyComponents = string(st.Phase), st.Version, st.ReadyComponents
 	}
-	a.emit(final)
+	// A step of an upgrade or rollback is not the end of the run: its status still
+	// says Upgrading. The run says it is done once it recorded its own outcome.
+	if final.Type != EventDone || !opts.UpgradeStep {
+		a.emit(final)
+	}
 	if applyErr != nil {
 		return res, errors.Join(applyErr, err)
 	}

@@ -93,9 +93,16 @@ func (l *Lock) Acquire(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, l.Wait)
 	defer cancel()
 	// A poll, not a watch: the lease may expire without any event.
+	last := locked
 	werr := wait.PollUntilContextCancel(wctx, time.Second, false, func(ctx context.Context) (bool, error) {
 		err = l.acquireOnce(ctx)
 		if errors.As(err, &locked) {
+			last = locked
+			return false, nil
+		}
+		if wctx.Err() != nil {
+			// The wait ended during this try: its error is the client's ("rate
+			// limiter Wait returned an error"), not news about the lock.
 			return false, nil
 		}
 		return true, err
@@ -103,9 +110,10 @@ func (l *Lock) Acquire(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // stopped while waiting (Ctrl-C, --timeout)
 	}
-	if werr != nil && errors.As(err, &locked) {
-		locked.Waited = l.Wait
-		return locked
+	if werr != nil && wctx.Err() != nil {
+		// Waited --lock-wait for the holder: name it, whatever the last try said.
+		last.Waited = l.Wait
+		return last
 	}
 	if werr != nil && err == nil {
 		return werr

@@ -146,6 +146,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	res.Status = st
 	if err == nil {
 		r.deleteTarget(ctx)
+		r.done(res)
 	}
 	return res, err
 }
@@ -213,6 +214,7 @@ func (r *run) direct(ctx context.Context, res *Result) (*Result, error) {
 	res.Status = st
 	if err == nil {
 		r.deleteTarget(ctx)
+		r.done(res)
 	}
 	return res, err
 }
@@ -572,6 +574,17 @@ func (r *run) returnComponents(ctx context.Context, cs []string, wait bool) erro
 	return nil
 }
 
+// done says the run is over, with the phase it recorded last: the steps' own applies
+// say nothing of it (their status still says Upgrading).
+func (r *run) done(res *Result) {
+	if r.u.Applier.Observer == nil || res.Status == nil {
+		return
+	}
+	r.u.Applier.Observer(apply.Event{Type: apply.EventDone,
+		Message: fmt.Sprintf("%s %s → %s, %d components moved", r.u.Options.Action, res.From, res.To, len(res.Steps)),
+		Phase:   string(res.Status.Phase), Version: res.Status.Version, ReadyComponents: res.Status.ReadyComponents})
+}
+
 // deleteTarget removes the target snapshot of a run that ended; one left behind is
 // only logged: the next upgrade writes its own over it.
 func (r *run) deleteTarget(ctx context.Context) {
@@ -630,6 +643,7 @@ func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
 	res.Status = st
 	if err == nil {
 		r.deleteTarget(ctx)
+		r.done(res)
 	}
 	return res, err
 }

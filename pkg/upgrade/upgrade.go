@@ -156,6 +156,15 @@ type start struct {
 
 // Run moves the platform, component by component, and records the outcome.
 func (u *Upgrade) Run(ctx context.Context) (*Result, error) {
+	// The lock first (waiting --lock-wait for a live holder): what begin reads of a
+	// run in progress is then a run that stopped, not one that is running.
+	opts := u.Options.Apply
+	lockCtx, unlock, err := u.Applier.Lock(ctx, u.Namespace, u.Name, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ctx = lockCtx
 	st, err := u.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -168,14 +177,6 @@ func (u *Upgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	opts := u.Options.Apply
-	lockCtx, unlock, err := u.Applier.Lock(ctx, u.Namespace, u.Name, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	ctx = lockCtx
 
 	r := &run{u: u, from: fromD, to: toD, st: st, target: st.target, steps: Steps(toD, fromD, componentOrder(st), u.Reverse)}
 	return r.execute(ctx)
@@ -322,8 +323,12 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 	}
 	to := st.target.Spec.Version
 	if up != nil && (up.To != to || (up.Action != "" && up.Action != u.Options.Action)) {
-		return nil, fmt.Errorf("%s/%s has a stopped %s to %s (at %s); finish it (kubectl onto %s %s -n %s --to %s) or undo it (kubectl onto rollback %s -n %s) first",
-			u.Namespace, u.Name, orDefault(up.Action, "upgrade"), up.To, orDefault(up.Current, "its start"), orDefault(up.Action, "upgrade"), u.Name, u.Namespace, up.To, u.Name, u.Namespace)
+		finish := fmt.Sprintf("kubectl onto upgrade %s -n %s --to %s", u.Name, u.Namespace, up.To)
+		if up.Action == "rollback" {
+			finish = fmt.Sprintf("kubectl onto rollback %s -n %s", u.Name, u.Namespace)
+		}
+		return nil, fmt.Errorf("%s/%s has a stopped %s to %s (at %s; no run holds its lock); finish it (%s) or undo it (kubectl onto rollback %s -n %s) first",
+			u.Namespace, u.Name, orDefault(up.Action, "upgrade"), up.To, orDefault(up.Current, "its start"), finish, u.Name, u.Namespace)
 	}
 	installed := st.from.Spec.Version
 	if !st.resuming && u.Options.Action == "rollback" && !u.Options.Force {
