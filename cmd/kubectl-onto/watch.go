@@ -203,5 +203,10 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
+	if o.LeaderElect && o.LeaderElectionNamespace == "" {
+		// The Lease lives in a platform's namespace (the first watched): a clean exit
+		// that released it removes it, so nothing of the watch stays behind there.
+		controller.RemoveReleasedLease(context.WithoutCancel(ctx), clients.Kube, electionNS, log)
+	}
 	return nil
 }

@@ -150,5 +150,13 @@ func TestWatchLeaderElection(t *testing.T) {
 		t.Errorf("after SIGTERM the lead passed in %s, want within the retry period (2 s) and some slack", took)
 	}
 	t.Logf("after SIGTERM, %s leads after %s", third, time.Since(stopped).Round(100*time.Millisecond))
-	_ = c3
+
+	// The last watch stops cleanly: its Lease, in the platform's namespace, goes too.
+	_ = c3.cmd.Process.Signal(syscall.SIGTERM)
+	if err := c3.cmd.Wait(); err != nil {
+		t.Errorf("watch c after SIGTERM: %v\n%s", err, c3.log)
+	}
+	if _, err := c.Kube.CoordinationV1().Leases(ns).Get(t.Context(), controller.LeaderElectionID, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the leader election Lease after the last watch stopped: %v, want gone", err)
+	}
 }

@@ -19,10 +19,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -287,3 +289,24 @@ func (r *Reconciler) platformsOf(ctx context.Context, obj client.Object) []recon
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// RemoveReleasedLease deletes the leader election Lease in namespace once it is
+// released (no holder: this process let it go as it stopped), on the resourceVersion
+// it read, so a replica that took it meanwhile keeps it. Failures are only logged: the
+// Lease is harmless, and the next watch reuses it.
+func RemoveReleasedLease(ctx context.Context, kube kubernetes.Interface, namespace string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	leases := kube.CoordinationV1().Leases(namespace)
+	l, err := leases.Get(ctx, LeaderElectionID, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	if l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" {
+		return // another replica leads
+	}
+	pre := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion}}
+	if err := leases.Delete(ctx, LeaderElectionID, pre); err != nil && log != nil {
+		log.Debug("remove the released leader election Lease", "namespace", namespace, "err", err)
+	}
+}
