@@ -54,8 +54,9 @@ manager kubectl-onto):
     the PodSecurity restricted level;
   - its ServiceAccount;
   - two ValidatingAdmissionPolicies bound to that ServiceAccount alone, for what RBAC
-    cannot say: it writes only in a namespace where an OntoPlatform lives (and
-    patches only such a Namespace), never a service-account-token Secret, a
+    cannot say: it writes only in a platform's namespace (labelled
+    applyset.kubernetes.io/part-of by apply, or onto.paas/watch=enabled) and patches
+    only such a Namespace, never a service-account-token Secret, a
     privileged, host-namespace, host-port or hostPath pod template, added
     capabilities, a Service with externalIPs, a Namespace label or annotation not its
     own, nor relaxes PodSecurity; the OntoPlatform CRD is only dry-run;

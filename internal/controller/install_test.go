@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -79,8 +80,8 @@ func TestInstallObjects(t *testing.T) {
 			want: []string{
 				"Namespace /onto-watch",
 				"ServiceAccount onto-watch/kubectl-onto-watch",
-				"ValidatingAdmissionPolicy /kubectl-onto-watch.onto-watch.writes-only-where-an-ontoplatform-lives",
-				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.onto-watch.writes-only-where-an-ontoplatform-lives",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.onto-watch.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.onto-watch.writes-only-in-platform-namespaces",
 				"ValidatingAdmissionPolicy /kubectl-onto-watch.onto-watch.no-escalation",
 				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.onto-watch.no-escalation",
 				"ClusterRole /kubectl-onto-watch",
@@ -101,8 +102,8 @@ func TestInstallObjects(t *testing.T) {
 			want: []string{
 				"Namespace /kubectl-onto-system",
 				"ServiceAccount kubectl-onto-system/kubectl-onto-watch",
-				"ValidatingAdmissionPolicy /kubectl-onto-watch.kubectl-onto-system.writes-only-where-an-ontoplatform-lives",
-				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.kubectl-onto-system.writes-only-where-an-ontoplatform-lives",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.kubectl-onto-system.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.kubectl-onto-system.writes-only-in-platform-namespaces",
 				"ValidatingAdmissionPolicy /kubectl-onto-watch.kubectl-onto-system.no-escalation",
 				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.kubectl-onto-system.no-escalation",
 				"ClusterRole /kubectl-onto-watch",
@@ -122,8 +123,8 @@ func TestInstallObjects(t *testing.T) {
 			want: []string{
 				"Namespace /ops",
 				"ServiceAccount ops/kubectl-onto-watch",
-				"ValidatingAdmissionPolicy /kubectl-onto-watch.ops.writes-only-where-an-ontoplatform-lives",
-				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.ops.writes-only-where-an-ontoplatform-lives",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.ops.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.ops.writes-only-in-platform-namespaces",
 				"ValidatingAdmissionPolicy /kubectl-onto-watch.ops.no-escalation",
 				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.ops.no-escalation",
 				"ClusterRole /kubectl-onto-watch",
@@ -366,9 +367,8 @@ func TestInstallRulesCannotEscalate(t *testing.T) {
 	}
 }
 
-// TestAdmissionPolicies: the install's two policies fail closed and bind to its
-// ServiceAccount alone; the first takes the OntoPlatforms of the request's namespace
-// as params and refuses when there is none; every validation says why.
+// TestAdmissionPolicies: the install's two policies fail closed, bind to its
+// ServiceAccount alone and take no params; every validation says why.
 func TestAdmissionPolicies(t *testing.T) {
 	o := installOptions()
 	objs := installObjects(t, o)
@@ -390,23 +390,17 @@ func TestAdmissionPolicies(t *testing.T) {
 			t.Errorf("binding %s narrows the policy's resources: %+v", name, b.Spec.MatchResources)
 		}
 		for i, v := range pol.Spec.Validations {
-			if suffix == controller.PolicySafeWrites && v.Message == "" && v.MessageExpression == "" {
+			if v.Reason == nil || *v.Reason != metav1.StatusReasonForbidden {
+				t.Errorf("%s validation %d: reason %v, want Forbidden", name, i, v.Reason)
+			}
+			if v.Message == "" && v.MessageExpression == "" {
 				t.Errorf("%s validation %d has no message: %s", name, i, v.Expression)
 			}
 		}
-		switch suffix {
-		case controller.PolicyPlatformNamespaces:
-			if pk := pol.Spec.ParamKind; pk == nil || pk.Kind != "OntoPlatform" || pk.APIVersion != "onto.paas/v1alpha1" {
-				t.Errorf("%s: paramKind %+v, want OntoPlatform", name, pk)
-			}
-			ref := b.Spec.ParamRef
-			if ref == nil || ref.Namespace != "" || ref.Selector == nil || ref.ParameterNotFoundAction == nil || *ref.ParameterNotFoundAction != admissionv1.DenyAction {
-				t.Errorf("binding %s: paramRef %+v, want every OntoPlatform of the request's namespace, denying without one", name, ref)
-			}
-		case controller.PolicySafeWrites:
-			if pol.Spec.ParamKind != nil || b.Spec.ParamRef != nil {
-				t.Errorf("%s takes params", name)
-			}
+		if pol.Spec.ParamKind != nil || b.Spec.ParamRef != nil {
+			// Params are looked up before matchConditions: a binding denying
+			// without them would refuse every user, not only the watch.
+			t.Errorf("%s takes params", name)
 		}
 	}
 	// Two watches in one cluster have policies of their own.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 )
 
@@ -23,8 +24,16 @@ import (
 // bindings): <name>.<namespace>.<suffix>. They read as the reason in the API server's
 // refusal, which names the policy.
 const (
-	PolicyPlatformNamespaces = "writes-only-where-an-ontoplatform-lives"
+	PolicyPlatformNamespaces = "writes-only-in-platform-namespaces"
 	PolicySafeWrites         = "no-escalation"
+)
+
+// WatchNamespaceLabel set to WatchNamespaceEnabled, by someone allowed to label
+// namespaces, opens a namespace to the installed watch where no `kubectl onto apply`
+// has labelled it as a platform's (an OntoPlatform created by GitOps alone).
+const (
+	WatchNamespaceLabel   = "onto.paas/watch"
+	WatchNamespaceEnabled = "enabled"
 )
 
 // PolicyName is the name of the watch's ValidatingAdmissionPolicy (and of its binding)
@@ -51,12 +60,14 @@ var namespaceAnnotationPrefixes = []string{"applyset.kubernetes.io/", "onto.paas
 // failing closed:
 //
 //   - PolicyPlatformNamespaces: it writes (creates, updates, deletes, any subresource)
-//     only in a namespace where an OntoPlatform lives, and patches only such a
-//     Namespace. The OntoPlatforms are the policy's params, looked up in the request's
-//     namespace, and a request that finds none is refused (parameterNotFoundAction
-//     Deny). The ServiceAccount cannot create an OntoPlatform, so it cannot open a
-//     namespace for itself. Its leader election Lease and Events in its own namespace
-//     are left out.
+//     only in a platform's namespace, and patches only such a Namespace: one labelled
+//     with the inventory label (inventory.PartOfLabel, which `kubectl onto apply` sets,
+//     as the user, on the platform's Namespace) or WatchNamespaceLabel=enabled. It
+//     cannot label a namespace that has neither, so it cannot open one for itself.
+//     Left out: its leader election Lease and Events in its own namespace, and what
+//     the end of an uninstall writes once the namespace left the inventory (the
+//     OntoPlatform, its lock Lease onto-lock-*, events.k8s.io Events about an
+//     OntoPlatform).
 //   - PolicySafeWrites: never a Secret of type kubernetes.io/service-account-token;
 //     never a pod template (Deployment, StatefulSet, Job and the other workload kinds)
 //     that is privileged, uses a host namespace, a host port or a hostPath volume, or
@@ -66,14 +77,14 @@ var namespaceAnnotationPrefixes = []string{"applyset.kubernetes.io/", "onto.paas
 //     restricted, at a version no older than the one this release renders); the
 //     OntoPlatform CRD only dry-run, never written.
 //
-// A Namespace is its own request namespace in admission (the API server sets it to
-// the Namespace's name), which is what lets the first policy look for OntoPlatforms
-// in it; were that to change, its patches would be refused, never let through.
+// Not "where an OntoPlatform lives" by params (paramKind OntoPlatform, looked up in
+// the request's namespace): the API server looks params up before it evaluates
+// matchConditions, so a binding that denies without params refuses every user's
+// writes in every namespace without an OntoPlatform, not only the watch's.
 func AdmissionPolicies(name, namespace string) []runtime.Object {
 	user := ServiceAccountUser(name, namespace)
 	isWatch := admissionv1.MatchCondition{Name: "the-watch", Expression: fmt.Sprintf("request.userInfo.username == %s", celString(user))}
 	fail := admissionv1.Fail
-	deny := admissionv1.DenyAction
 	allOps := []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete}
 	writes := []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}
 	rule := func(groups, resources []string, ops []admissionv1.OperationType, scope admissionv1.ScopeType) admissionv1.NamedRuleWithOperations {
@@ -84,13 +95,16 @@ func AdmissionPolicies(name, namespace string) []runtime.Object {
 	}
 
 	gateName := PolicyName(name, namespace, PolicyPlatformNamespaces)
+	marked := func(ns string) string {
+		return fmt.Sprintf("%[1]s != null && has(%[1]s.metadata.labels) && (%[2]s in %[1]s.metadata.labels || (%[3]s in %[1]s.metadata.labels && %[1]s.metadata.labels[%[3]s] == %[4]s))",
+			ns, celString(inventory.PartOfLabel), celString(WatchNamespaceLabel), celString(WatchNamespaceEnabled))
+	}
 	gate := &admissionv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: gateName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
-			ParamKind:     &admissionv1.ParamKind{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.Kind},
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{
-				rule([]string{"*"}, []string{"*", "*/*"}, allOps, admissionv1.NamespacedScope),
+				rule([]string{"*"}, []string{"*/*"}, allOps, admissionv1.NamespacedScope),
 				rule([]string{""}, []string{"namespaces"}, []admissionv1.OperationType{admissionv1.Update, admissionv1.Delete}, admissionv1.ClusterScope),
 			}},
 			MatchConditions: []admissionv1.MatchCondition{
@@ -99,10 +113,24 @@ func AdmissionPolicies(name, namespace string) []runtime.Object {
 					"!(request.namespace == %s && ((request.resource.group == 'coordination.k8s.io' && request.resource.resource == 'leases') || (request.resource.group == '' && request.resource.resource == 'events')))",
 					celString(namespace))},
 			},
-			// The refusal is the binding's: no OntoPlatform in the request's
-			// namespace, no params, parameterNotFoundAction Deny. With one, there is
-			// nothing more to check here.
-			Validations: []admissionv1.Validation{{Expression: "true"}},
+			Variables: []admissionv1.Variable{
+				// A Namespace's own request has no namespaceObject: the Namespace
+				// as it was is what says whether it is managed.
+				{Name: "ns", Expression: "request.resource.group == '' && request.resource.resource == 'namespaces' ? oldObject : namespaceObject"},
+				{Name: "managed", Expression: marked("variables.ns")},
+				// What the end of an uninstall writes after the namespace left the
+				// inventory: the OntoPlatform (its finalizer), its lock's Lease, and
+				// Events about it. None of them opens anything.
+				{Name: "platformOwn", Expression: "request.resource.group == " + celString(v1alpha1.GroupVersion.Group) + " || " +
+					"(request.resource.group == 'coordination.k8s.io' && request.resource.resource == 'leases' && request.name.startsWith('onto-lock-')) || " +
+					"(request.resource.group == 'events.k8s.io' && request.resource.resource == 'events' && object != null && has(object.regarding) && " +
+					"has(object.regarding.kind) && object.regarding.kind == " + celString(v1alpha1.Kind) + ")"},
+			},
+			Validations: []admissionv1.Validation{{
+				Expression: "variables.managed || variables.platformOwn",
+				MessageExpression: fmt.Sprintf("'the watch writes only in a platform\\'s namespace: namespace ' + request.namespace + "+
+					"' has neither the label %s (kubectl onto apply sets it) nor %s=%s'", inventory.PartOfLabel, WatchNamespaceLabel, WatchNamespaceEnabled),
+			}},
 		},
 	}
 
@@ -204,6 +232,15 @@ func AdmissionPolicies(name, namespace string) []runtime.Object {
 		},
 	}
 
+	// Refusals are 403 Forbidden, as RBAC's, not 422 Invalid (the default): the
+	// request is not malformed, the watch may not make it.
+	forbidden := metav1.StatusReasonForbidden
+	for _, pol := range []*admissionv1.ValidatingAdmissionPolicy{gate, safe} {
+		for i := range pol.Spec.Validations {
+			pol.Spec.Validations[i].Reason = &forbidden
+		}
+	}
+
 	binding := func(policy string, paramRef *admissionv1.ParamRef) *admissionv1.ValidatingAdmissionPolicyBinding {
 		return &admissionv1.ValidatingAdmissionPolicyBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: policy},
@@ -216,7 +253,7 @@ func AdmissionPolicies(name, namespace string) []runtime.Object {
 	}
 	return []runtime.Object{
 		gate,
-		binding(gateName, &admissionv1.ParamRef{Selector: &metav1.LabelSelector{}, ParameterNotFoundAction: &deny}),
+		binding(gateName, nil),
 		safe,
 		binding(safeName, nil),
 	}
