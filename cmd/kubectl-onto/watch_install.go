@@ -55,6 +55,13 @@ manager kubectl-onto):
   - the watch's namespace (-n, default ` + DefaultWatchNamespace + `), labelled to enforce
     the PodSecurity restricted level;
   - its ServiceAccount;
+  - two ValidatingAdmissionPolicies bound to that ServiceAccount alone, for what RBAC
+    cannot say: it writes only in a platform's namespace (labelled
+    applyset.kubernetes.io/part-of by apply, or onto.paas/watch=enabled) and patches
+    only such a Namespace, never a service-account-token Secret, a
+    privileged, host-namespace, host-port or hostPath pod template, added
+    capabilities, a Service with externalIPs, a Namespace label or annotation not its
+    own, nor relaxes PodSecurity; the OntoPlatform CRD is only dry-run;
   - a ClusterRole with exactly what the watch does in a platform's namespace (no
     wildcard), bound by a RoleBinding in each watched namespace (--namespaces,
     default the watch's own), or cluster-wide with -A;

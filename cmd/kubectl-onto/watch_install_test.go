@@ -37,8 +37,8 @@ func TestWatchInstall(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || r.code != 0 {
 		t.Fatalf("-o json: exit %d, %v\n%s", r.code, err, r.stderr)
 	}
-	if list.Kind != "List" || len(list.Items) != 11 {
-		t.Fatalf("-o json: a List of the 11 objects, got kind %q with %d items", list.Kind, len(list.Items))
+	if list.Kind != "List" || len(list.Items) != 15 {
+		t.Fatalf("-o json: a List of the 15 objects, got kind %q with %d items", list.Kind, len(list.Items))
 	}
 
 	r = runCmd(t, "watch", "install", "--image", "img")

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -195,6 +196,7 @@ func (o InstallOptions) complete() (InstallOptions, error) {
 
 // InstallObjects are the objects that run the watch in the cluster with least
 // privilege, in apply order: its namespace (PodSecurity restricted), ServiceAccount,
+// the ValidatingAdmissionPolicies bound to that ServiceAccount (AdmissionPolicies),
 // RBAC (no wildcard), Deployment and metrics Service.
 //
 // RBAC is split by scope, since a RoleBinding grants only namespaced rules: the
@@ -234,11 +236,18 @@ func InstallObjects(opts InstallOptions) ([]*unstructured.Unstructured, error) {
 	objs := []runtime.Object{
 		ns,
 		&corev1.ServiceAccount{ObjectMeta: meta(o.Name, o.Namespace), AutomountServiceAccountToken: ptrTo(true)},
+	}
+	// The admission policies before the RBAC that grants what they limit.
+	for _, pol := range AdmissionPolicies(o.Name, o.Namespace) {
+		pol.(metav1.Object).SetLabels(labels)
+		objs = append(objs, pol)
+	}
+	objs = append(objs,
 		&rbacv1.ClusterRole{ObjectMeta: meta(o.Name, ""), Rules: NamespacedRules()},
 		&rbacv1.ClusterRole{ObjectMeta: meta(scoped, ""), Rules: clusterRules},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: meta(scoped, ""), Subjects: []rbacv1.Subject{sa},
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: scoped}},
-	}
+	)
 	if o.AllNamespaces {
 		objs = append(objs, &rbacv1.ClusterRoleBinding{ObjectMeta: meta(scoped+":all-namespaces", ""), Subjects: []rbacv1.Subject{sa},
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: o.Name}})
@@ -425,6 +434,10 @@ func installGVK(obj runtime.Object) (schema.GroupVersionKind, error) {
 		return rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), nil
 	case *appsv1.Deployment:
 		return appsv1.SchemeGroupVersion.WithKind("Deployment"), nil
+	case *admissionv1.ValidatingAdmissionPolicy:
+		return admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), nil
+	case *admissionv1.ValidatingAdmissionPolicyBinding:
+		return admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), nil
 	}
 	return schema.GroupVersionKind{}, fmt.Errorf("no kind for %T", obj)
 }

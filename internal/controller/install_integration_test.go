@@ -51,12 +51,17 @@ type installed struct {
 // are deleted when the test ends.
 func installWatch(t *testing.T, c *testcluster.Cluster, watched ...string) *installed {
 	t.Helper()
+	return installWatchWith(t, c, controller.InstallOptions{Namespaces: watched})
+}
+
+// installWatchWith is installWatch with opts (image, name and namespace filled in).
+func installWatchWith(t *testing.T, c *testcluster.Cluster, opts controller.InstallOptions) *installed {
+	t.Helper()
 	clients, err := kube.New(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := controller.InstallOptions{Image: "registry.example/kubectl-onto:test", Namespace: c.NewNamespaceName(t),
-		Namespaces: watched, Name: testcluster.UniqueName(t, "w")}
+	opts.Image, opts.Namespace, opts.Name = "registry.example/kubectl-onto:test", c.NewNamespaceName(t), testcluster.UniqueName(t, "w")
 	objs, err := controller.InstallObjects(opts)
 	if err != nil {
 		t.Fatal(err)

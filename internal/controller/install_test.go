@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -78,6 +80,10 @@ func TestInstallObjects(t *testing.T) {
 			want: []string{
 				"Namespace /onto-watch",
 				"ServiceAccount onto-watch/kubectl-onto-watch",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.onto-watch.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.onto-watch.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.onto-watch.no-escalation",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.onto-watch.no-escalation",
 				"ClusterRole /kubectl-onto-watch",
 				"ClusterRole /kubectl-onto-watch:onto-watch",
 				"ClusterRoleBinding /kubectl-onto-watch:onto-watch",
@@ -96,6 +102,10 @@ func TestInstallObjects(t *testing.T) {
 			want: []string{
 				"Namespace /kubectl-onto-system",
 				"ServiceAccount kubectl-onto-system/kubectl-onto-watch",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.kubectl-onto-system.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.kubectl-onto-system.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.kubectl-onto-system.no-escalation",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.kubectl-onto-system.no-escalation",
 				"ClusterRole /kubectl-onto-watch",
 				"ClusterRole /kubectl-onto-watch:kubectl-onto-system",
 				"ClusterRoleBinding /kubectl-onto-watch:kubectl-onto-system",
@@ -113,6 +123,10 @@ func TestInstallObjects(t *testing.T) {
 			want: []string{
 				"Namespace /ops",
 				"ServiceAccount ops/kubectl-onto-watch",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.ops.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.ops.writes-only-in-platform-namespaces",
+				"ValidatingAdmissionPolicy /kubectl-onto-watch.ops.no-escalation",
+				"ValidatingAdmissionPolicyBinding /kubectl-onto-watch.ops.no-escalation",
 				"ClusterRole /kubectl-onto-watch",
 				"ClusterRole /kubectl-onto-watch:ops",
 				"ClusterRoleBinding /kubectl-onto-watch:ops",
@@ -326,4 +340,101 @@ func TestInstallDeploymentWritesOnlyToAnEmptyDir(t *testing.T) {
 	if home != controller.TempDir && !strings.HasPrefix(home, controller.TempDir+"/") {
 		t.Errorf("HOME %q: want it under %s", home, controller.TempDir)
 	}
+}
+
+// TestInstallRulesCannotEscalate: with any choice of namespaces, no role of the
+// install writes RBAC, escalates or binds a role, impersonates, mints a token for
+// another ServiceAccount (serviceaccounts/token), signs certificates, or reaches into
+// a pod or node (exec, attach, port-forward, proxy); nor writes admission policies,
+// webhooks or CRDs other than the OntoPlatform one (a dry-run, which the admission
+// policy limits it to).
+func TestInstallRulesCannotEscalate(t *testing.T) {
+	writes := []string{"create", "update", "patch", "delete", "deletecollection"}
+	forbidden := []struct{ group, resource, verb string }{
+		{"", "serviceaccounts/token", "create"},
+		{"", "pods/exec", "create"},
+		{"", "pods/attach", "create"},
+		{"", "pods/portforward", "create"},
+		{"", "pods/proxy", "get"},
+		{"", "nodes/proxy", "get"},
+		{"", "services/proxy", "get"},
+		{"", "users", "impersonate"},
+		{"", "groups", "impersonate"},
+		{"", "serviceaccounts", "impersonate"},
+		{"authentication.k8s.io", "userextras", "impersonate"},
+		{"authentication.k8s.io", "uids", "impersonate"},
+		{"certificates.k8s.io", "certificatesigningrequests", "create"},
+		{"certificates.k8s.io", "certificatesigningrequests/approval", "update"},
+		{"certificates.k8s.io", "signers", "approve"},
+		{"certificates.k8s.io", "signers", "sign"},
+		{"", "nodes", "patch"},
+		{"", "pods", "create"},
+		{"apps", "daemonsets", "create"},
+	}
+	for _, group := range []string{"admissionregistration.k8s.io", "rbac.authorization.k8s.io"} {
+		for _, res := range []string{"clusterroles", "roles", "clusterrolebindings", "rolebindings", "validatingadmissionpolicies",
+			"validatingadmissionpolicybindings", "validatingwebhookconfigurations", "mutatingwebhookconfigurations", "mutatingadmissionpolicies"} {
+			for _, verb := range append([]string{"escalate", "bind"}, writes...) {
+				forbidden = append(forbidden, struct{ group, resource, verb string }{group, res, verb})
+			}
+		}
+	}
+	for _, o := range []controller.InstallOptions{installOptions(), {Image: "img", Namespace: "ops", AllNamespaces: true}} {
+		for role, rs := range rules(t, installObjects(t, o)) {
+			for _, f := range forbidden {
+				if allows(rs, f.group, f.resource, f.verb, "") {
+					t.Errorf("%s (all namespaces %v) allows %s %s/%s", role, o.AllNamespaces, f.verb, f.group, f.resource)
+				}
+			}
+			for _, r := range rs {
+				if slices.Contains(r.APIGroups, "rbac.authorization.k8s.io") || slices.Contains(r.APIGroups, "admissionregistration.k8s.io") {
+					t.Errorf("%s has a rule on %v: %+v", role, r.APIGroups, r)
+				}
+				if slices.Contains(r.APIGroups, "apiextensions.k8s.io") && len(r.ResourceNames) != 1 {
+					t.Errorf("%s: CRD rule not limited to the OntoPlatform CRD: %+v", role, r)
+				}
+			}
+		}
+	}
+}
+
+// TestAdmissionPolicies: the install's two policies fail closed, bind to its
+// ServiceAccount alone and take no params; every validation says why.
+func TestAdmissionPolicies(t *testing.T) {
+	o := installOptions()
+	objs := installObjects(t, o)
+	user := "system:serviceaccount:onto-watch:kubectl-onto-watch"
+	for _, suffix := range []string{controller.PolicyPlatformNamespaces, controller.PolicySafeWrites} {
+		name := controller.PolicyName(controller.DefaultInstallName, o.Namespace, suffix)
+		pol := find[admissionv1.ValidatingAdmissionPolicy](t, objs, "ValidatingAdmissionPolicy", name)
+		b := find[admissionv1.ValidatingAdmissionPolicyBinding](t, objs, "ValidatingAdmissionPolicyBinding", name)
+		if pol.Spec.FailurePolicy == nil || *pol.Spec.FailurePolicy != admissionv1.Fail {
+			t.Errorf("%s: failurePolicy %v, want Fail", name, pol.Spec.FailurePolicy)
+		}
+		if len(pol.Spec.MatchConditions) == 0 || pol.Spec.MatchConditions[0].Expression != `request.userInfo.username == "`+user+`"` {
+			t.Errorf("%s: first match condition %+v, want the ServiceAccount's user name", name, pol.Spec.MatchConditions)
+		}
+		if b.Spec.PolicyName != name || !slices.Equal(b.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
+			t.Errorf("binding %s: policy %q, actions %v", name, b.Spec.PolicyName, b.Spec.ValidationActions)
+		}
+		if b.Spec.MatchResources != nil {
+			t.Errorf("binding %s narrows the policy's resources: %+v", name, b.Spec.MatchResources)
+		}
+		for i, v := range pol.Spec.Validations {
+			if v.Reason == nil || *v.Reason != metav1.StatusReasonForbidden {
+				t.Errorf("%s validation %d: reason %v, want Forbidden", name, i, v.Reason)
+			}
+			if v.Message == "" && v.MessageExpression == "" {
+				t.Errorf("%s validation %d has no message: %s", name, i, v.Expression)
+			}
+		}
+		if pol.Spec.ParamKind != nil || b.Spec.ParamRef != nil {
+			// Params are looked up before matchConditions: a binding denying
+			// without them would refuse every user, not only the watch.
+			t.Errorf("%s takes params", name)
+		}
+	}
+	// Two watches in one cluster have policies of their own.
+	other := installObjects(t, controller.InstallOptions{Image: "img", Namespace: "ops", AllNamespaces: true})
+	find[admissionv1.ValidatingAdmissionPolicy](t, other, "ValidatingAdmissionPolicy", "kubectl-onto-watch.ops."+controller.PolicySafeWrites)
 }
