@@ -71,7 +71,7 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		case next.Version != d.Version:
 			next.Phase = v1alpha1.PhaseUpgrading
 		}
-		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonApplying, fmt.Sprintf("applying version %s", d.Version))
+		set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonApplying, fmt.Sprintf("applying version %s (%s holds the lock)", d.Version, HolderOf(opts)))
 		next.SyncConditions(generation, now)
 		return a.writeStatus(ctx, live, current.Status, next)
 	}
@@ -192,6 +192,15 @@ func runFailedAt(st v1alpha1.OntoPlatformStatus, generation int64) bool {
 		return true
 	}
 	return false
+}
+
+// HolderOf is the name a run with opts holds the platform's lock under: the status
+// of a run in flight names it, as the lock's Lease does.
+func HolderOf(opts Options) string {
+	if opts.Holder != "" {
+		return opts.Holder
+	}
+	return DefaultHolder()
 }
 
 func (a *Applier) now() time.Time {

@@ -43,6 +43,10 @@ func (v StatusView) WriteText(out io.Writer, t *Terminal) error {
 		phase = "(none recorded)"
 	}
 	fmt.Fprintf(&b, "  Phase:       %s\n", phaseStyle(t, r.Phase).Render(phase))
+	if r.DeletingSince != nil {
+		fmt.Fprintf(&b, "  Deleting:    %s\n", t.Warn.Render(fmt.Sprintf("since %s ago, held by %s: the watch uninstalls it, or run kubectl onto uninstall %s -n %s",
+			age(now, r.DeletingSince.Time), strings.Join(r.Finalizers, ", "), r.Name, r.Namespace)))
+	}
 	version := r.Version
 	if version == "" {
 		version = "(none installed)"
@@ -53,7 +57,7 @@ func (v StatusView) WriteText(out io.Writer, t *Terminal) error {
 	fmt.Fprintf(&b, "  Version:     %s\n", version)
 	gen := fmt.Sprintf("%d (observed %d)", r.Generation, r.ObservedGeneration)
 	if r.ObservedGeneration < r.Generation {
-		gen = t.Warn.Render(gen + ": the spec changed since the last successful apply")
+		gen = t.Warn.Render(gen + ": the spec changed since the last run")
 	}
 	fmt.Fprintf(&b, "  Generation:  %s\n", gen)
 	ready := r.ReadyComponents + " components ready"

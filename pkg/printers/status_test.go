@@ -51,6 +51,15 @@ func TestStatusView(t *testing.T) {
 			},
 			ObservedAt: metav1.NewTime(now),
 		}},
+		{name: "deleting", report: status.Report{
+			Name: "onto-dev", Namespace: "onto-dev", Phase: v1alpha1.PhaseRunning,
+			SpecVersion: "1.5.0", Version: "1.5.0", Generation: 2, ObservedGeneration: 2, Ready: true, ReadyComponents: "3/3",
+			DeletingSince: recordedAt(10 * time.Minute), Finalizers: []string{"onto.paas/uninstall"},
+			Components: []status.Component{
+				ready("postgres", "infrastructure", "StatefulSet", 1),
+			},
+			ObservedAt: metav1.NewTime(now),
+		}},
 		{name: "upgrading-degraded", report: status.Report{
 			Name: "onto-dev", Namespace: "onto-dev", Phase: v1alpha1.PhaseDegraded,
 			SpecVersion: "1.6.0", Version: "1.5.0", Generation: 4, ObservedGeneration: 3, ReadyComponents: "1/3",

@@ -73,6 +73,10 @@ type Report struct {
 	ObservedAt metav1.Time `json:"observedAt"`
 	// CreatedAt is when the OntoPlatform was created (the AGE of `status -A`).
 	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+	// DeletingSince is when the OntoPlatform was deleted, while finalizers (the
+	// watch's uninstall) hold it; Finalizers names them.
+	DeletingSince *metav1.Time `json:"deletingSince,omitempty"`
+	Finalizers    []string     `json:"finalizers,omitempty"`
 }
 
 // Condition is one recorded condition of the platform.
@@ -183,6 +187,7 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 		Generation: p.Generation, ObservedGeneration: st.ObservedGeneration,
 		Upgrade: st.Upgrade, History: st.History,
 		Conditions: []Condition{}, Components: []Component{},
+		DeletingSince: p.DeletionTimestamp, Finalizers: p.Finalizers,
 	}
 	for _, c := range st.Conditions {
 		r.Conditions = append(r.Conditions, Condition{Type: c.Type, Status: string(c.Status),

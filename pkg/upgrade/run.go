@@ -175,7 +175,8 @@ func (r *run) recordStart(ctx context.Context, from, to string) error {
 		st.Upgrade.Done = doneList(r.steps, r.moved)
 		st.Upgrade.FailedComponent, st.Upgrade.Message = "", ""
 		st.Phase = v1alpha1.PhaseUpgrading
-		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonUpgrading, fmt.Sprintf("%s %s → %s", u.Options.Action, from, to), r.now())
+		setCondition(st, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonUpgrading,
+			fmt.Sprintf("%s %s → %s (%s holds the lock)", u.Options.Action, from, to, apply.HolderOf(u.Options.Apply)), r.now())
 	})
 	return err
 }
