@@ -13,7 +13,10 @@ import (
 
 // Condition types that the kstatus conventions define (sigs.k8s.io/cli-utils
 // pkg/kstatus), read by Flux, kapp and Argo CD's generic checks. They are
-// "abnormal-true": present only while True, removed otherwise.
+// "abnormal-true": they mean something only while True. They are kept False rather
+// than removed: the status is written by server-side apply and by updates, and an
+// item one writer drops while another still owns some of its fields would stay
+// behind without its reason and message, which the API server refuses.
 const (
 	// ConditionReconciling is True while a run (apply, upgrade, rollback, the watch's
 	// pass or a CLI run the watch waits for) is changing the platform.
@@ -32,13 +35,13 @@ const (
 // different story:
 //
 //   - Progressing=True (a run in flight): Ready=False and Reconciling=True, with the
-//     run's reason and message; no Stalled.
+//     run's reason and message; Stalled=False.
 //   - otherwise Degraded=True (the run failed, or components are not ready):
-//     Ready=False and Stalled=True with Degraded's reason and message; no
-//     Reconciling.
+//     Ready=False and Stalled=True with Degraded's reason and message;
+//     Reconciling=False.
 //   - otherwise Ready=True (a writer that found a component not ready says so with
 //     Degraded), keeping the writer's own Ready reason and message when it set one;
-//     neither Reconciling nor Stalled.
+//     Reconciling and Stalled False.
 //
 // Ready is never carried over from before a run: an upgrade's last step finds Ready
 // False (it was in flight) and the platform healthy, and Ready must follow.
@@ -63,7 +66,7 @@ func (s *OntoPlatformStatus) SyncConditions(generation int64, now metav1.Time) {
 		reason, msg := progressing.Reason, progressing.Message
 		set(ConditionReady, metav1.ConditionFalse, reason, msg)
 		set(ConditionReconciling, metav1.ConditionTrue, reason, msg)
-		meta.RemoveStatusCondition(&s.Conditions, ConditionStalled)
+		set(ConditionStalled, metav1.ConditionFalse, reason, "")
 		return
 	case degraded != nil && degraded.Status == metav1.ConditionTrue:
 		reason, msg := degraded.Reason, degraded.Message
@@ -79,9 +82,13 @@ func (s *OntoPlatformStatus) SyncConditions(generation int64, now metav1.Time) {
 		} else {
 			ready.ObservedGeneration = generation
 		}
-		meta.RemoveStatusCondition(&s.Conditions, ConditionStalled)
+		set(ConditionStalled, metav1.ConditionFalse, ReasonComponentsReady, "")
 	}
-	meta.RemoveStatusCondition(&s.Conditions, ConditionReconciling)
+	idle := ReasonIdle
+	if progressing != nil && progressing.Reason != "" {
+		idle = progressing.Reason
+	}
+	set(ConditionReconciling, metav1.ConditionFalse, idle, "")
 	s.ObservedGeneration = max(s.ObservedGeneration, generation)
 }
 

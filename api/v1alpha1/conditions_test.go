@@ -91,7 +91,7 @@ func conditionCases() []conditionCase {
 			// only ends Progressing, and Ready must follow.
 			healthy(s, set)
 			set(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonUpgrading, "upgrade 1.5.0 → 1.6.0")
-			s.SyncConditions(1, metav1.Now())
+			s.SyncConditions(1, metav1.NewTime(time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)))
 			s.Version = "1.6.0"
 			set(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonIdle, "")
 		}, kstatus: kstatus.CurrentStatus, ready: metav1.ConditionTrue},

@@ -185,6 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.report(ctx, &p, d)
 	}
 	idle, planned := r.idle(ctx, &p, ref, d, source)
+	log.Debug("idle check", "idle", idle)
 	if idle {
 		r.Metrics.setReady(&p, true)
 		return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
@@ -208,6 +209,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if live.ResourceVersion != p.ResourceVersion {
+		log.Debug("the cache lags the platform; again in 1 s", "cached", p.ResourceVersion, "live", live.ResourceVersion)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	opts.Release = &rel

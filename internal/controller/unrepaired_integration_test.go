@@ -136,7 +136,11 @@ func TestWatchServicePortDriftAndWhatItCannotRepair(t *testing.T) {
 	}
 
 	removePolicy()
-	e.eventually("the gateway Service repaired once the policy is gone", 60*time.Second, onlyRendered)
+	// Nothing tells the watch the policy went: it retries the failed pass on its error
+	// backoff (30 s, doubling, here after at most three failures).
+	removed := time.Now()
+	e.eventually("the gateway Service repaired once the policy is gone", 150*time.Second, onlyRendered)
+	t.Logf("repaired %s after the policy went", time.Since(removed).Round(time.Second))
 	e.eventually("Ready again", 60*time.Second, func() (bool, error) {
 		p := e.live()
 		return meta.IsStatusConditionTrue(p.Status.Conditions, v1alpha1.ConditionReady) &&
