@@ -266,6 +266,12 @@ type Remediation struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +required
 	To string `json:"to"`
+	// SpecLimit is the limit the spec rendered when the watch first raised this
+	// container's: once the spec renders another limit (the file changed it, lower or
+	// higher), the file's limit wins and this remediation is no longer rendered.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	SpecLimit string `json:"specLimit,omitempty"`
 	// Time of the raise.
 	// +required
 	Time metav1.Time `json:"time"`

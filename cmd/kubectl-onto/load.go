@@ -13,12 +13,14 @@ import (
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
@@ -126,12 +128,33 @@ func keepRemediations(live *v1alpha1.OntoPlatform, lp *platform.Loaded, w io.Wri
 		return
 	}
 	lp.Remediations = live.Status.Remediations
+	kept := map[string]bool{}
 	for _, k := range lp.Kept() {
+		kept[k.Component+"/"+k.Container] = true
 		spec := "spec sets none"
 		if k.SpecLimit != "" {
 			spec = "spec says " + k.SpecLimit
 		}
 		fmt.Fprintf(w, "note: %s's memory limit is %s, raised by the watch after an OOM kill (%s): copy it into %s\n",
 			k.Component, k.To, spec, k.SpecPath)
+	}
+	for _, r := range lp.Remediations {
+		if kept[r.Component+"/"+r.Container] {
+			continue
+		}
+		// Said when the file wins below the raise; a file as high needs no word.
+		var why string
+		q, ok := render.MemoryLimit(lp.Platform, r.Component)
+		to, err := resource.ParseQuantity(r.To)
+		switch {
+		case ok && err == nil && q.Cmp(to) >= 0:
+		case !lp.Platform.Spec.Remediation.Memory.Enabled:
+			why = "spec.remediation.memory.enabled is false"
+		case ok && r.SpecLimit != "" && q.String() != r.SpecLimit:
+			why = fmt.Sprintf("the file sets %s where it said %s when the watch raised it", q.String(), r.SpecLimit)
+		}
+		if why != "" {
+			fmt.Fprintf(w, "note: %s's memory limit goes back to the file's, not the %s the watch raised it to: %s\n", r.Component, r.To, why)
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/render"
 )
 
 // The memory remediation: a platform pod's main container OOM-killed at the limit the
@@ -183,10 +184,18 @@ func (r *Reconciler) remediateOOM(ctx context.Context, p *v1alpha1.OntoPlatform,
 			"%s container %s of pod %s was OOM-killed at its memory limit %s; not raised: %s", component, container, pod.Name, current.String(), capped))
 		return 0
 	}
+	// What the spec rendered before the first raise: a file that renders another
+	// limit later wins over the raise (platform.Loaded.Kept).
+	specLimit := ""
+	if prev := lastRaise(p.Status.Remediations, component); prev != nil && prev.Container == container && prev.SpecLimit != "" {
+		specLimit = prev.SpecLimit
+	} else if q, ok := render.MemoryLimit(p, component); ok {
+		specLimit = q.String()
+	}
 	before := p.DeepCopy()
 	p.Status.Remediations = setRemediation(p.Status.Remediations, v1alpha1.Remediation{
 		Component: component, Container: container, Resource: string(corev1.ResourceMemory),
-		From: current.String(), To: to.String(), Time: metav1.NewTime(now), Pod: pod.Name,
+		From: current.String(), To: to.String(), SpecLimit: specLimit, Time: metav1.NewTime(now), Pod: pod.Name,
 	})
 	// The status as read, or nothing: a write meanwhile (a CLI run, another pass) is
 	// not overwritten; the next pass decides again.

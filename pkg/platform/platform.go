@@ -82,9 +82,16 @@ type KeptRemediation struct {
 }
 
 // Kept are the remediations the render applies: those of memory whose To is above
-// the limit the spec renders. Once the spec's own limit is as high, a remediation is
-// dropped.
+// the limit the spec renders. The file wins over a remediation, which is then
+// dropped, once:
+//   - the spec's own limit is as high;
+//   - the spec renders another limit than when the watch raised it (SpecLimit): the
+//     file changed the limit, lower or higher;
+//   - spec.remediation.memory.enabled is false: remediation turned off.
 func (lp Loaded) Kept() []KeptRemediation {
+	if !lp.Platform.Spec.Remediation.Memory.Enabled {
+		return nil
+	}
 	var out []KeptRemediation
 	for _, r := range lp.Remediations {
 		if r.Resource != "" && r.Resource != "memory" {
@@ -101,6 +108,9 @@ func (lp Loaded) Kept() []KeptRemediation {
 		if spec, ok := render.MemoryLimit(lp.Platform, r.Component); ok {
 			if to.Cmp(spec) <= 0 {
 				continue
+			}
+			if was, err := resource.ParseQuantity(r.SpecLimit); err == nil && was.Cmp(spec) != 0 {
+				continue // the file set another limit since the raise
 			}
 			k.SpecLimit = spec.String()
 		}

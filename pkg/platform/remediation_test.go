@@ -24,9 +24,10 @@ func TestKeptRemediations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lp.Platform.Spec.Remediation.Memory.Enabled = true
 	lp.Platform.Spec.Gateway.Resources = &v1alpha1.Resources{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}
 	lp.Remediations = []v1alpha1.Remediation{
-		{Component: "gateway", Container: "gateway", Resource: "memory", From: "512Mi", To: "768Mi"},
+		{Component: "gateway", Container: "gateway", Resource: "memory", From: "512Mi", To: "768Mi", SpecLimit: "512Mi"},
 		{Component: "nessie", Container: "nessie", Resource: "memory", From: "512Mi", To: "768Mi"}, // spec renders 1Gi
 	}
 	kept := lp.Kept()
@@ -56,6 +57,31 @@ func TestKeptRemediations(t *testing.T) {
 	}
 	if got := limits(); got["gateway"] != "768Mi" {
 		t.Errorf("gateway renders %s, want the spec's 768Mi", got["gateway"])
+	}
+}
+
+// TestKeptRemediationsYieldToTheFile: a remediation is dropped once the file sets
+// another limit than the one raised from (lower here), or turns remediation off.
+func TestKeptRemediationsYieldToTheFile(t *testing.T) {
+	lp, err := newLoader(t).LoadOne(filepath.Join("..", "..", "examples", "minimal.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp.Platform.Spec.Remediation.Memory.Enabled = true
+	lp.Platform.Spec.Gateway.Resources = &v1alpha1.Resources{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}
+	// Raised twice: From is the first raise, SpecLimit what the file said before both.
+	lp.Remediations = []v1alpha1.Remediation{{Component: "gateway", Container: "gateway", Resource: "memory", From: "768Mi", To: "1152Mi", SpecLimit: "512Mi"}}
+	if kept := lp.Kept(); len(kept) != 1 {
+		t.Fatalf("Kept() = %+v with the file unchanged, want the gateway's raise", kept)
+	}
+	lp.Platform.Spec.Gateway.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("384Mi")
+	if kept := lp.Kept(); len(kept) != 0 {
+		t.Errorf("Kept() = %+v with a lower limit in the file, want none: the file wins", kept)
+	}
+	lp.Platform.Spec.Gateway.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("512Mi")
+	lp.Platform.Spec.Remediation.Memory.Enabled = false
+	if kept := lp.Kept(); len(kept) != 0 {
+		t.Errorf("Kept() = %+v with remediation off, want none", kept)
 	}
 }
 

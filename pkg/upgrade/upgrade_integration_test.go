@@ -222,7 +222,7 @@ func lastRevision(p *v1alpha1.OntoPlatform) v1alpha1.Revision {
 // workload to 1.5.0 and records a rollback revision.
 func TestUpgradeAndRollback(t *testing.T) {
 	t.Parallel()
-	e := installAt(t, "1.5.0")
+	e := installAt(t, "1.5.0", func(s *v1alpha1.OntoPlatformSpec) { s.Remediation.Memory.Enabled = true })
 	cmsBefore := e.configMaps()
 	// The watch raised the gateway's memory limit after an OOM kill: the upgrade
 	// keeps it raised.
@@ -298,7 +298,7 @@ func (e *upEnv) remediate(name string) resource.Quantity {
 	e.t.Helper()
 	from := e.memoryLimit(name)
 	to := *resource.NewQuantity(2*from.Value(), resource.BinarySI)
-	rem := v1alpha1.Remediation{Component: name, Container: name, Resource: "memory", From: from.String(), To: to.String(), Time: metav1.Now()}
+	rem := v1alpha1.Remediation{Component: name, Container: name, Resource: "memory", From: from.String(), To: to.String(), SpecLimit: from.String(), Time: metav1.Now()}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"remediations": []v1alpha1.Remediation{rem}}})
 	if err != nil {
 		e.t.Fatal(err)
