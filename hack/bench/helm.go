@@ -59,6 +59,11 @@ func (h *helmComparison) add(step string, onto, helm time.Duration) {
 //   - no-op: the same apply again vs `helm upgrade --wait` of the same chart;
 //   - a log-level change, which rolls every workload: apply of the changed file vs
 //     `helm upgrade --wait` of the chart rendered from it;
+//   - emergency rollback (with rollbackFrom): both sides moved to that version first,
+//     untimed (`kubectl-onto upgrade --to` without a soak, `helm upgrade --wait` of
+//     the chart rendered at it), then `kubectl-onto rollback` (plane by plane, services
+//     first, no canary) vs `helm rollback --wait` (every object at once) to the
+//     example's version;
 //   - teardown: `kubectl-onto uninstall` (the volumes kept) vs `helm uninstall --wait`,
 //     which waits for its objects to be gone but not for their pods; and the same
 //     uninstall vs Helm's followed by `kubectl wait --for=delete pods --all`, which
@@ -69,7 +74,7 @@ func (h *helmComparison) add(step string, onto, helm time.Duration) {
 //
 // Helm's namespace is made before its install (a release lives in it), ours by the
 // install. Both keep the PersistentVolumeClaims; the namespaces go afterwards, untimed.
-func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl bench.Kubectl, tmp, helmPath, kubeconfig, example string, rounds, changes int, track func(ns string)) error {
+func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl bench.Kubectl, tmp, helmPath, kubeconfig, example string, rounds, changes int, rollbackFrom string, track func(ns string)) error {
 	bin, err := buildPlugin(ctx, tmp)
 	if err != nil {
 		return err
@@ -142,6 +147,27 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl 
 				return err
 			}
 			h.add("log-level change (every workload rolls)", o, hl)
+		}
+
+		if rollbackFrom != "" {
+			chartNew, err := writeChartAt(tmp, example, nsHelm, "INFO", rollbackFrom)
+			if err != nil {
+				return err
+			}
+			logf("round %d: both sides to %s (untimed)", round+1, rollbackFrom)
+			if _, err := onto("upgrade", chartInfo.platform, "-n", nsOnto, "--to", rollbackFrom, "--canary-soak", "0"); err != nil {
+				return err
+			}
+			if _, err := helm("upgrade", helmRelease, chartNew.dir, "--wait", "--wait-for-jobs", "--timeout", "15m"); err != nil {
+				return err
+			}
+			if o, err = onto("rollback", chartInfo.platform, "-n", nsOnto); err != nil {
+				return err
+			}
+			if hl, err = helm("rollback", helmRelease, "--wait", "--wait-for-jobs", "--timeout", "15m"); err != nil {
+				return err
+			}
+			h.add("emergency rollback "+rollbackFrom+" → the previous revision", o, hl)
 		}
 
 		if o, err = onto("uninstall", chartInfo.platform, "-n", nsOnto); err != nil {
@@ -253,13 +279,32 @@ type chart struct {
 // is its own record of what it installed), and with placeholder bytes in the TLS
 // Secrets kubectl-onto issues when it applies.
 func writeChart(tmp, example, ns, level string) (chart, error) {
-	dir := filepath.Join(tmp, "chart-"+ns+"-"+strings.ToLower(level))
+	return writeChartAt(tmp, example, ns, level, "")
+}
+
+// writeChartAt is writeChart with the example's spec.version set to version (none:
+// the example's own).
+func writeChartAt(tmp, example, ns, level, version string) (chart, error) {
+	dir := filepath.Join(tmp, "chart-"+ns+"-"+strings.ToLower(level)+version)
 	file, err := moveToNamespace(tmp, example, ns)
 	if err != nil {
 		return chart{}, err
 	}
 	if err := setLogLevel(file, level); err != nil {
 		return chart{}, err
+	}
+	if version != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return chart{}, err
+		}
+		re := regexp.MustCompile(`(?m)^(  version: ).*$`)
+		if !re.Match(data) {
+			return chart{}, fmt.Errorf("%s has no spec.version line", file)
+		}
+		if err := os.WriteFile(file, re.ReplaceAll(data, []byte("${1}\""+version+"\"")), 0o644); err != nil {
+			return chart{}, err
+		}
 	}
 	d, err := bench.Desired(file, ns)
 	if err != nil {

@@ -60,9 +60,10 @@ type config struct {
 	watchRepairs int
 	tenantFile   string
 	// helm, when set, is the Helm 4 binary to measure beside: only that comparison runs.
-	helm        string
-	helmRounds  int
-	helmChanges int
+	helm         string
+	helmRounds   int
+	helmChanges  int
+	helmRollback string
 	// scale, when set, is the fleet sizes to measure (-scale 10,50,100): only that runs.
 	scale      string
 	scaleRuns  int
@@ -90,6 +91,7 @@ func main() {
 	flag.StringVar(&c.helm, "helm", "", "measure only the comparison with this Helm 4 binary (`make bench-helm` builds one): install, no-op, log-level change and teardown")
 	flag.IntVar(&c.helmRounds, "helm-rounds", 3, "rounds of the Helm comparison (an install, a no-op, the changes and a teardown each)")
 	flag.IntVar(&c.helmChanges, "helm-changes", 2, "log-level changes per round of the Helm comparison")
+	flag.StringVar(&c.helmRollback, "helm-rollback", "1.6.0", "version each round upgrades to (untimed) before timing the emergency rollback to the example's version beside helm rollback --wait; empty: no rollback step")
 	flag.StringVar(&c.scale, "scale", "", "measure only fleets of this many tenant platforms (-tenant), comma-separated (`make bench-scale`: 10,50,100): install, plan, no-op apply beside kubectl, the watch over them")
 	flag.IntVar(&c.scaleRuns, "scale-runs", 3, "interleaved rounds of plan/diff/no-op apply/kubectl apply per fleet with -scale")
 	flag.BoolVar(&c.scaleWatch, "scale-watch", true, "with -scale: measure the watch over each fleet too")
@@ -172,7 +174,7 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		return measureScale(ctx, out, cl, kubectl, tmp, c.kubeconfig, sc, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.helm != "" {
-		return measureHelm(ctx, out, cl, kubectl, tmp, c.helm, c.kubeconfig, c.example, c.helmRounds, c.helmChanges, func(ns string) { namespaces = append(namespaces, ns) })
+		return measureHelm(ctx, out, cl, kubectl, tmp, c.helm, c.kubeconfig, c.example, c.helmRounds, c.helmChanges, c.helmRollback, func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.doctorOnly {
 		ns := bench.NamespaceName("bench")
