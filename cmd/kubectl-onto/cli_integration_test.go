@@ -443,12 +443,12 @@ func TestCLIApplyNewVersionUpgrades(t *testing.T) {
 		t.Fatalf("apply of 1.5.0 over 1.6.0: exit %d, want a refused downgrade naming --force-version\n%s", r.code, r.stderr)
 	}
 	r = runCmd(t, "upgrade", "-n", ns, "--to", "1.5.0", "--dry-run", kc)
-	if r.code != 1 || !strings.Contains(r.stderr, "--force") {
-		t.Fatalf("upgrade --to 1.5.0 --dry-run: exit %d, want a refused downgrade\n%s", r.code, r.stderr)
+	if r.code != 1 || !strings.Contains(r.stderr, "--force applies") || strings.Contains(r.stderr, "--force-version") {
+		t.Fatalf("upgrade --to 1.5.0 --dry-run: exit %d, want a refused downgrade naming upgrade's --force\n%s", r.code, r.stderr)
 	}
 	r = runCmd(t, "upgrade", "-n", ns, "--to", "9.9.9", kc)
-	if r.code != 1 || !strings.Contains(r.stderr, "known versions: 1.5.0, 1.6.0") {
-		t.Fatalf("upgrade --to 9.9.9: exit %d, want the known versions listed\n%s", r.code, r.stderr)
+	if r.code != 1 || !strings.Contains(r.stderr, "known: 1.5.0, 1.6.0") || strings.Count(r.stderr, "1.6.0") != 1 {
+		t.Fatalf("upgrade --to 9.9.9: exit %d, want the known versions listed once\n%s", r.code, r.stderr)
 	}
 }
 

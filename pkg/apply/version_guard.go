@@ -20,11 +20,18 @@ type VersionError struct {
 	Installed string
 	Target    string
 	Err       error
+	// Upgrade: the refusal is upgrade's (its --to or -f), whose flag is --force;
+	// otherwise apply's, whose flag is --force-version.
+	Upgrade bool
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("platform %s runs version %s and the file asks for %s: %v; nothing was written (--force-version applies it anyway)",
-		e.Platform, e.Installed, e.Target, e.Err)
+	asks, flag := "the file asks for", "--force-version"
+	if e.Upgrade {
+		asks, flag = "the upgrade asks for", "--force"
+	}
+	return fmt.Sprintf("platform %s runs version %s and %s %s: %v; nothing was written (%s applies it anyway)",
+		e.Platform, e.Installed, asks, e.Target, e.Err, flag)
 }
 
 func (e *VersionError) Unwrap() error { return e.Err }

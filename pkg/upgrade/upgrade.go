@@ -343,7 +343,7 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 		}
 		if !u.Options.Force {
 			if err := st.target.Release.CanUpgrade(installed); err != nil {
-				return nil, &apply.VersionError{Platform: u.Namespace + "/" + u.Name, Installed: installed, Target: to, Err: err}
+				return nil, &apply.VersionError{Platform: u.Namespace + "/" + u.Name, Installed: installed, Target: to, Err: err, Upgrade: true}
 			}
 		}
 	}
@@ -430,7 +430,7 @@ func (u *Upgrade) resolveTarget(ctx context.Context, st *start) (*Target, error)
 		}
 		rel, err := u.Catalog.Get(u.ToVersion)
 		if err != nil {
-			return nil, fmt.Errorf("--to %s: %w (known versions: %s)", u.ToVersion, err, strings.Join(u.Catalog.Versions(), ", "))
+			return nil, fmt.Errorf("--to %s: %w", u.ToVersion, err)
 		}
 		spec := *st.from.Spec.DeepCopy()
 		spec.Version = u.ToVersion
