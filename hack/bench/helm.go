@@ -158,13 +158,16 @@ func measureHelm(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl 
 			if _, err := onto("upgrade", chartInfo.platform, "-n", nsOnto, "--to", rollbackFrom, "--canary-soak", "0"); err != nil {
 				return err
 			}
-			if _, err := helm("upgrade", helmRelease, chartNew.dir, "--wait", "--wait-for-jobs", "--timeout", "15m"); err != nil {
+			// --force-conflicts: the chart renders replicas for the Deployments the
+			// autoscalers own by now (kube-controller-manager's scale subresource),
+			// which Helm 4's server-side apply otherwise refuses.
+			if _, err := helm("upgrade", helmRelease, chartNew.dir, "--wait", "--wait-for-jobs", "--force-conflicts", "--timeout", "15m"); err != nil {
 				return err
 			}
 			if o, err = onto("rollback", chartInfo.platform, "-n", nsOnto); err != nil {
 				return err
 			}
-			if hl, err = helm("rollback", helmRelease, "--wait", "--wait-for-jobs", "--timeout", "15m"); err != nil {
+			if hl, err = helm("rollback", helmRelease, "--wait", "--wait-for-jobs", "--force-conflicts", "--timeout", "15m"); err != nil {
 				return err
 			}
 			h.add("emergency rollback "+rollbackFrom+" → the previous revision", o, hl)
