@@ -274,7 +274,7 @@ func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, lp
 	}
 	opts := upgrade.DefaultOptions()
 	opts.Apply = o.ApplyFlags.Options("upgrade")
-	opts.Force = o.ForceVersion
+	opts.Force, opts.ForceFlag = o.ForceVersion, "--force-version"
 	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = o.CanarySoak, o.CanaryTimeout, o.Atomic
 	u := &upgrade.Upgrade{
 		Clients: clients, Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Options: opts,

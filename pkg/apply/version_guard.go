@@ -20,15 +20,20 @@ type VersionError struct {
 	Installed string
 	Target    string
 	Err       error
-	// Upgrade: the refusal is upgrade's (its --to or -f), whose flag is --force;
-	// otherwise apply's, whose flag is --force-version.
-	Upgrade bool
+	// Asks says what asked for Target ("--to"); "the file" when empty.
+	Asks string
+	// Flag is the flag of the command refused that forces it; apply's
+	// --force-version when empty (upgrade's is --force).
+	Flag string
 }
 
 func (e *VersionError) Error() string {
 	asks, flag := "the file asks for", "--force-version"
-	if e.Upgrade {
-		asks, flag = "the upgrade asks for", "--force"
+	if e.Asks != "" {
+		asks = e.Asks + " asks for"
+	}
+	if e.Flag != "" {
+		flag = e.Flag
 	}
 	return fmt.Sprintf("platform %s runs version %s and %s %s: %v; nothing was written (%s applies it anyway)",
 		e.Platform, e.Installed, asks, e.Target, e.Err, flag)

@@ -71,6 +71,9 @@ type Options struct {
 	Atomic bool
 	// Force allows a downgrade or a version off the release's upgrade path.
 	Force bool
+	// ForceFlag names the flag that sets Force in the command that runs the upgrade,
+	// for its refusals: upgrade's --force when empty (apply's is --force-version).
+	ForceFlag string
 	// Action is recorded in status and history: upgrade or rollback.
 	Action string
 	// Direct moves to a target that is a recorded revision (a rollback) without
@@ -342,8 +345,12 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 			return nil, &NothingToDoError{Platform: u.Namespace + "/" + u.Name, Version: to}
 		}
 		if !u.Options.Force {
+			asks := "--to"
+			if u.Target != nil {
+				asks = "the file"
+			}
 			if err := st.target.Release.CanUpgrade(installed); err != nil {
-				return nil, &apply.VersionError{Platform: u.Namespace + "/" + u.Name, Installed: installed, Target: to, Err: err, Upgrade: true}
+				return nil, &apply.VersionError{Platform: u.Namespace + "/" + u.Name, Installed: installed, Target: to, Err: err, Asks: asks, Flag: orDefault(u.Options.ForceFlag, "--force")}
 			}
 		}
 	}
