@@ -302,7 +302,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		}
 		r.setStep(ctx, c, v1alpha1.StepSoak)
 		for _, cn := range canaries {
-			if err := r.soak(ctx, c, cn.GetName(), canarySelector(cn)); err != nil {
+			if err := r.soak(ctx, c, cn, cn.GetName(), canarySelector(cn)); err != nil {
 				return err
 			}
 		}
@@ -326,7 +326,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		for _, s := range sts {
 			if n, _ := replicasOf(s); n > 1 {
 				top := fmt.Sprintf("%s-%d", s.GetName(), n-1)
-				if err := r.soak(ctx, c, top, "metadata.name="+top); err != nil {
+				if err := r.soak(ctx, c, s, top, "metadata.name="+top); err != nil {
 					return err
 				}
 			}
@@ -352,7 +352,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 	// it runs the new version.
 	for _, s := range sts {
 		if n, _ := replicasOf(s); n == 1 {
-			if err := r.soak(ctx, c, s.GetName()+"-0", "metadata.name="+s.GetName()+"-0"); err != nil {
+			if err := r.soak(ctx, c, s, s.GetName()+"-0", "metadata.name="+s.GetName()+"-0"); err != nil {
 				return err
 			}
 		}
