@@ -617,13 +617,19 @@ func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
 	back := doneList(Steps(r.to, r.from, componentOrder(r.st), false), r.moved)
 	slices.Reverse(back)
 	res.From, res.To = r.target.Spec.Version, r.st.from.Spec.Version
+	returned := back
+	// The component the upgrade stopped at may be half moved: it goes back first. One
+	// that failed was already returned by the failed run; it is applied again, as
+	// cheap as a no-op, but not counted as moved.
+	if up := r.st.live.Status.Upgrade; up != nil && up.Current != "" && !slices.Contains(back, up.Current) {
+		returned = append([]string{up.Current}, back...)
+		if up.FailedComponent != up.Current {
+			back = returned
+		}
+	}
 	r.emit("", fmt.Sprintf("undoing the stopped upgrade to %s: returning %d moved components to %s", r.target.Spec.Version, len(back), r.st.from.Spec.Version))
 	r.setStep(ctx, "", v1alpha1.StepRollingBack)
-	// The component the upgrade stopped at may be half moved.
-	if up := r.st.live.Status.Upgrade; up != nil && up.Current != "" && !slices.Contains(back, up.Current) {
-		back = append([]string{up.Current}, back...)
-	}
-	if err := r.returnComponents(ctx, back, true); err != nil {
+	if err := r.returnComponents(ctx, returned, true); err != nil {
 		return res, err
 	}
 	res.Steps = back
