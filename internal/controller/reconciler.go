@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -76,6 +77,9 @@ type Reconciler struct {
 	Catalog *release.Catalog
 	// Recorder writes Events on the OntoPlatform.
 	Recorder events.EventRecorder
+	// optionalKinds are the served optional kinds (servedOptionalKinds) the
+	// controller watches besides ownedKinds.
+	optionalKinds []client.Object
 	// Audit receives one JSON line per change the reconciler makes; nil discards.
 	Audit *AuditLog
 	Drift DriftMode
@@ -259,6 +263,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.unchanged.record(ref, desiredID, res.Plan, err != nil && !isNotReady(err), fighting)
 	}
 	log.Debug("pass", "generation", p.Generation, "observed", p.Status.ObservedGeneration, "source", source, "err", err)
+	// Every write of an unchanged spec is a repair, whatever ended the pass: one that
+	// stops at a plane not ready yet (the repaired Deployment rolling) repaired too.
+	if wrote && source != "" {
+		r.Metrics.driftRepaired(res.Applied)
+	}
 	var notReady *apply.PlaneNotReadyError
 	switch {
 	case errors.As(err, &notReady):
@@ -271,9 +280,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.rolling(ref, true) // reset
 	r.Metrics.setReady(&p, true)
-	if wrote && source != "" {
-		r.Metrics.driftRepaired(res.Applied)
-	}
 	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 }
 
@@ -418,7 +424,7 @@ func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object str
 					onApplied(ev.Object)
 				}
 				r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
-				r.event(p, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
+				r.objectEvent(p, ev.Ref, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
 			}
 		}}
 }
@@ -578,13 +584,29 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.OntoPlatform) err
 }
 
 func (r *Reconciler) event(p *v1alpha1.OntoPlatform, typ, reason, action, note string) {
+	r.objectEvent(p, nil, typ, reason, action, note)
+}
+
+// objectEvent writes an Event on the platform about one of its objects, named as
+// the Event's related object. The recorder merges the Events of one key (platform,
+// related object, reason, action) into one series, so each object changed has an
+// Event of its own: `kubectl get events` reads as a change log, not as one line
+// counting every write of a pass.
+func (r *Reconciler) objectEvent(p *v1alpha1.OntoPlatform, obj *plan.ObjectRef, typ, reason, action, note string) {
 	if r.Recorder == nil {
 		return
 	}
 	if len(note) > 1000 {
 		note = note[:997] + "..."
 	}
-	r.Recorder.Eventf(p, nil, typ, reason, action, "%s", note)
+	var related runtime.Object
+	if obj != nil {
+		related = &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: obj.GroupVersionKind().GroupVersion().String(), Kind: obj.Kind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.Name},
+		}
+	}
+	r.Recorder.Eventf(p, related, typ, reason, action, "%s", note)
 }
 
 // requeueAfter is a pass that must come back later without counting as a failure.
