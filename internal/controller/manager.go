@@ -79,6 +79,16 @@ type Options struct {
 	// EvictedPodTTL: evicted pods are deleted this long after their eviction; 0 is
 	// DefaultEvictedPodTTL, a negative value deletes them at once (tests).
 	EvictedPodTTL time.Duration
+	// Upgrade holds the canary settings of the upgrades the watch runs; nil is the
+	// upgrade's defaults.
+	Upgrade *UpgradeSettings
+}
+
+// UpgradeSettings are the canary settings of the watch's upgrades (`upgrade`'s flags
+// of the same names).
+type UpgradeSettings struct {
+	CanarySoak, CanaryTimeout time.Duration
+	Atomic                    bool
 }
 
 // LeaderElectionID names the leader election Lease.
@@ -206,7 +216,7 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 	}
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
 		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log, HealthyRequeue: opts.HealthyRequeue,
-		Metrics: NewMetrics(metrics.Registry), optionalKinds: optional}
+		Metrics: NewMetrics(metrics.Registry), optionalKinds: optional, Upgrade: opts.Upgrade}
 	if r.Live, err = newCacheSource(mgr.GetCache(), scheme, plan.APISource{Clients: clients}); err != nil {
 		return nil, err
 	}

@@ -93,6 +93,8 @@ type Reconciler struct {
 	Metrics *Metrics
 	// HealthyRequeue is the periodic pass over a healthy platform; 5 min when 0.
 	HealthyRequeue time.Duration
+	// Upgrade are the canary settings of the upgrades it runs; nil: the defaults.
+	Upgrade *UpgradeSettings
 	// Reactions to failing pods (reactions.go); nil does not react.
 	Reactions *Reactions
 
@@ -160,6 +162,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.react(ctx, &p)
 	if u := p.Status.Upgrade; u != nil {
+		if u.Driver == v1alpha1.UpgradeDriverWatch && u.FailedComponent == "" && u.Action != "rollback" && u.To == p.Spec.Version {
+			return r.upgrade(ctx, &p) // the watch's own, one component per pass
+		}
 		// Never retried by itself: a failed upgrade needs a person's decision
 		// (resume, roll back), which the CLI or a spec change brings.
 		log.Info("an upgrade is stopped; waiting for the CLI to resume or roll it back", "from", u.From, "to", u.To)
@@ -520,8 +525,11 @@ func (r *Reconciler) report(ctx context.Context, p *v1alpha1.OntoPlatform, d *pl
 	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 }
 
-// upgrade moves the platform to its spec's new version, component by component, as
-// `kubectl onto upgrade` does.
+// upgrade moves the platform to its spec's new version as `kubectl onto upgrade`
+// does, one component per pass: status.upgrade (driver watch) is where it is, and the
+// next pass, a second later, goes on from there. A worker is held for one
+// component's canary, soak and rollout, not for the whole upgrade, so the other
+// platforms' passes (drift repairs) get a worker in between.
 func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctrl.Result, error) {
 	rel, err := r.Catalog.Get(p.Spec.Version)
 	if err != nil {
@@ -532,10 +540,20 @@ func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctr
 	opts.Apply.Holder, opts.Apply.LockTTL = r.Holder, r.lockTTL()
 	// Its steps leave the CRD and the OntoPlatform's spec alone, as every pass does.
 	opts.Apply.KeepPlatformObjects = true
+	opts.MaxComponents, opts.Driver = 1, v1alpha1.UpgradeDriverWatch
+	if s := r.Upgrade; s != nil {
+		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = s.CanarySoak, s.CanaryTimeout, s.Atomic
+	}
 	u := &upgrade.Upgrade{Clients: r.Clients, Applier: r.applier(p, nil), Namespace: p.Namespace, Name: p.Name,
 		Catalog: r.Catalog, Options: opts, Target: &upgrade.Target{Spec: *p.Spec.DeepCopy(), Release: rel}}
-	r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s", p.Status.Version, p.Spec.Version))
-	if _, err := u.Run(ctx); err != nil {
+	if p.Status.Upgrade == nil {
+		r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s, one component per pass", p.Status.Version, p.Spec.Version))
+	}
+	res, err := u.Run(ctx)
+	if err == nil && res.Paused {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if err != nil {
 		var locked *apply.LockedError
 		if errors.As(err, &locked) {
 			return ctrl.Result{RequeueAfter: r.lockTTL()}, nil

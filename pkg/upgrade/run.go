@@ -115,12 +115,22 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		r.moved[c] = true
 		movedNow = append(movedNow, c)
 		res.Steps = append(res.Steps, c)
+		left := len(r.steps) - len(doneList(r.steps, r.moved))
+		paused := u.Options.MaxComponents > 0 && len(movedNow) >= u.Options.MaxComponents && left > 0
 		if _, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
 			if st.Upgrade != nil {
 				st.Upgrade.Done, st.Upgrade.Current, st.Upgrade.Step = doneList(r.steps, r.moved), "", ""
+				if paused {
+					st.Upgrade.Message = fmt.Sprintf("%d of %d components on %s; the next moves at the next pass", len(r.steps)-left, len(r.steps), to)
+				}
 			}
 		}); err != nil {
 			return res, err
+		}
+		if paused {
+			r.emit("", fmt.Sprintf("%d of %d components moved; %d left for the next run", len(r.steps)-left, len(r.steps), left))
+			res.Paused, res.Remaining = true, left
+			return res, nil
 		}
 	}
 
@@ -172,6 +182,9 @@ func (r *run) recordStart(ctx context.Context, from, to string) error {
 		if targetName != "" {
 			st.Upgrade.Target = targetName
 		}
+		// Who drives it now: a CLI run that resumes the watch's upgrade takes it over,
+		// and its stop waits for a person.
+		st.Upgrade.Driver = u.Options.Driver
 		st.Upgrade.Done = doneList(r.steps, r.moved)
 		st.Upgrade.FailedComponent, st.Upgrade.Message = "", ""
 		st.Phase = v1alpha1.PhaseUpgrading
