@@ -116,6 +116,12 @@ func TestCommandOutput(t *testing.T) {
 			stderrHas: "Warning: OntoPlatform onto-edge/onto-edge: spec.tenancy.networkPolicy.ingressNamespaces: spec.gateway.ingress is enabled but no namespace may reach the gateway"},
 		{name: "render-minimal-tenancy", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "tenancy"}},
 		{name: "render-tenant-json-tenancy", args: []string{"render", "-f", example("tenant.yaml"), "--plane", "tenancy", "-o", "json"}},
+		// What apply creates in the cluster is a comment; autoscaled Deployments carry no replicas.
+		{name: "render-platform-tenancy", args: []string{"render", "-f", example("platform.yaml"), "--plane", "tenancy"}},
+		{name: "render-platform-control", args: []string{"render", "-f", example("platform.yaml"), "--plane", "control"}},
+		{name: "render-platform-json-infrastructure", args: []string{"render", "-f", example("platform.yaml"), "--plane", "infrastructure", "-o", "json"},
+			stderrHas: "note: Secret onto-system/postgres left out: kubectl onto apply or the watch creates it in the cluster, with generated values of password, replication-password"},
+		{name: "render-platform-name-infrastructure", args: []string{"render", "-f", example("platform.yaml"), "--plane", "infrastructure", "-o", "name"}},
 		{name: "init-minimal", args: []string{"init", "--profile", "minimal", "-", "--platform-version", "1.6.0"}},
 		{name: "init-production", args: []string{"init", "--profile", "production", "-", "--name", "prod", "-n", "onto-prod", "--platform-version", "1.5.0"}},
 		{name: "render-bad-plane", args: []string{"render", "-f", example("minimal.yaml"), "--plane", "nope"}, wantCode: 1, stderrHas: "unknown plane \"nope\": use one of tenancy, infrastructure"},
