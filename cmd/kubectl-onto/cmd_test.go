@@ -110,6 +110,9 @@ func TestCommandOutput(t *testing.T) {
 		{name: "validate-production", args: []string{"validate", "-f", example("platform.yaml")}},
 		{name: "validate-bad", args: []string{"validate", "-f", bad}, wantCode: 1},
 		{name: "validate-bad-json", args: []string{"validate", "-f", bad, "-o", "json"}, wantCode: 1},
+		// A directory: each file's result and issues name it; two platforms in one namespace are refused.
+		{name: "validate-dir", args: []string{"validate", "-f", filepath.Join("testdata", "validate-dir")}, wantCode: 1},
+		{name: "validate-dir-recursive-json", args: []string{"validate", "-R", "-f", filepath.Join("testdata", "validate-dir"), "-o", "json"}, wantCode: 1},
 		{name: "validate-warning", args: []string{"validate", "-f", filepath.Join("testdata", "ingress-unreachable.yaml")}},
 		{name: "validate-warning-json", args: []string{"validate", "-f", filepath.Join("testdata", "ingress-unreachable.yaml"), "-o", "json"}},
 		{name: "render-warning", args: []string{"render", "-f", filepath.Join("testdata", "ingress-unreachable.yaml"), "--plane", "tenancy"},
