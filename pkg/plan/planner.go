@@ -227,6 +227,7 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	takeBackReplicas(p, live)
 	p.summarize()
 	p.Warnings = append(namespaceWarnings(p), missingSecretWarnings(d.Namespace, p.MissingSecrets)...)
+	p.Warnings = append(p.Warnings, quotaWarnings(objs, live)...)
 	for _, w := range reissues {
 		if w != "" {
 			p.Warnings = append(p.Warnings, w)
