@@ -66,3 +66,50 @@ func TestCLIQuotaShrinkWarning(t *testing.T) {
 		t.Fatalf("the shrunk quota was not applied: hard %v, %v", q.Spec.Hard, err)
 	}
 }
+
+// TestCLIIngressTLSWarning (issue 32): an Ingress whose TLS Secret does not exist, or
+// lacks tls.key, gets a warning from plan and apply naming the Ingress, the Secret
+// and the spec field; apply still installs; once the Secret is whole, none. No value
+// of the Secret is printed.
+func TestCLIIngressTLSWarning(t *testing.T) {
+	c := testcluster.New(t)
+	t.Parallel()
+	ns := c.Namespace(t)
+	kc := "--kubeconfig=" + c.Kubeconfig
+	file := platformFile(t, ns, smallSpec+"  gateway:\n    ingress: {enabled: true, host: onto.example.com, tls: true}\n")
+	const secret = "onto-dev-gateway-tls" // the default, <platform>-gateway-tls
+	missing := fmt.Sprintf("Ingress %s/gateway serves TLS with Secret %s, named by spec.gateway.ingress.tlsSecretName, which does not exist", ns, secret)
+
+	r := runCmd(t, "plan", "-f", file, kc)
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, missing) {
+		t.Fatalf("plan without the Secret: exit %d; want 0 and %q:\n%s\n%s", r.code, missing, r.stdout, r.stderr)
+	}
+	r = runCmd(t, "apply", "-f", file, kc)
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, missing) {
+		t.Fatalf("apply without the Secret: exit %d; want 0 and %q:\n%s\n%s", r.code, missing, r.stdout, r.stderr)
+	}
+	if _, err := c.Kube.NetworkingV1().Ingresses(ns).Get(t.Context(), "gateway", metav1.GetOptions{}); err != nil {
+		t.Fatalf("apply did not install the Ingress: %v", err)
+	}
+
+	const cert, key = "not-a-real-certificate-value", "not-a-real-key-value"
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: ns}, Data: map[string][]byte{corev1.TLSCertKey: []byte(cert)}}
+	if _, err := c.Kube.CoreV1().Secrets(ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	noKey := fmt.Sprintf("Ingress %s/gateway serves TLS with Secret %s, named by spec.gateway.ingress.tlsSecretName, which has no key tls.key", ns, secret)
+	if r := runCmd(t, "plan", "-f", file, kc); r.code != 0 || !strings.Contains(r.stdout+r.stderr, noKey) || strings.Contains(r.stdout+r.stderr, cert) {
+		t.Fatalf("plan with a Secret lacking tls.key: exit %d; want 0 and %q, and no value:\n%s\n%s", r.code, noKey, r.stdout, r.stderr)
+	}
+	s.Data[corev1.TLSPrivateKeyKey] = []byte(key)
+	if _, err := c.Kube.CoreV1().Secrets(ns).Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"plan", "apply"} {
+		r := runCmd(t, cmd, "-f", file, kc)
+		out := r.stdout + r.stderr
+		if r.code != 0 || strings.Contains(out, "serves TLS with Secret") || strings.Contains(out, cert) || strings.Contains(out, key) {
+			t.Fatalf("%s with the Secret whole: exit %d; want 0 and no warning:\n%s\n%s", cmd, r.code, r.stdout, r.stderr)
+		}
+	}
+}
