@@ -112,6 +112,8 @@ func TestCommandOutput(t *testing.T) {
 		{name: "validate-bad-json", args: []string{"validate", "-f", bad, "-o", "json"}, wantCode: 1},
 		// A directory: each file's result and issues name it; two platforms in one namespace are refused.
 		{name: "validate-dir", args: []string{"validate", "-f", filepath.Join("testdata", "validate-dir")}, wantCode: 1},
+		{name: "validate-dir-other-namespace", args: []string{"validate", "-f", filepath.Join("testdata", "validate-dir"), "-n", "other"}, wantCode: 1,
+			stderrHas: `testdata/validate-dir/tenant-c.json: OntoPlatform tenant-c: the namespace from the file "tenant-a" does not match the namespace "other" given with -n`},
 		{name: "validate-dir-recursive-json", args: []string{"validate", "-R", "-f", filepath.Join("testdata", "validate-dir"), "-o", "json"}, wantCode: 1},
 		{name: "validate-warning", args: []string{"validate", "-f", filepath.Join("testdata", "ingress-unreachable.yaml")}},
 		{name: "validate-warning-json", args: []string{"validate", "-f", filepath.Join("testdata", "ingress-unreachable.yaml"), "-o", "json"}},

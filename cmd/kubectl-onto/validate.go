@@ -107,10 +107,17 @@ func (o *ValidateOptions) Run(_ context.Context) error {
 		all.Errors = strings.Split(err.Error(), "\n")
 		all.Valid = false
 	}
-	if err := o.write(all, all.Valid); err != nil {
+	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), all); err != nil {
 		return err
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		// Said after the files' results, and not silently: the results do not hold them.
+		return errors.Join(errs...)
+	}
+	if !all.Valid {
+		return &ExitError{Code: exitFailure, Err: fmt.Errorf("%s is invalid", o.Filename), Silent: true}
+	}
+	return nil
 }
 
 // validationResult is the result of one file; the error is one that is not a problem
