@@ -37,8 +37,15 @@ func NewCmdRender(g *GlobalOptions) *cobra.Command {
 		Short: "Print every object the platform file becomes, plane by plane",
 		Long: `Render validates the file offline and prints every Kubernetes object of the
 platform in install order (tenancy, infrastructure, control, data, intelligence,
-gateway, observability), for review or for a GitOps tool. Generated Secrets carry no
-values: apply creates those in the cluster, once.
+gateway, observability): for review, or to apply to a cluster without the operator.
+
+For GitOps, the repository holds the OntoPlatform file, not this output: Flux or Argo
+CD applies the OntoPlatform, and the in-cluster watch (kubectl onto watch install)
+renders, applies, upgrades and repairs the platform from it.
+
+Secrets the cluster generates (passwords, keys, the platform's CA and certificates)
+are left out: apply or the watch creates them, once. Autoscaled Deployments carry no
+replicas: their HorizontalPodAutoscaler owns the count.
 
 A platform whose file names no namespace renders into -n's, else the kubeconfig
 context's, else "default"; a file naming another namespace than -n is refused, as
