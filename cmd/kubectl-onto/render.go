@@ -8,10 +8,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 )
 
@@ -92,7 +94,18 @@ func (o *RenderOptions) Run(_ context.Context) error {
 			if o.plane != "" && p.Name != o.plane {
 				continue
 			}
-			out = append(out, printers.PlaneObjects{Plane: string(p.Name), Objects: p.Objects})
+			// What apply creates in the cluster itself stays out, so that kubectl or a
+			// GitOps tool can apply the output as it is.
+			objs, left := plan.StandaloneObjects(p.Objects)
+			out = append(out, printers.PlaneObjects{Plane: string(p.Name), Objects: objs, LeftOut: left})
+		}
+	}
+	if o.format != printers.FormatYAML {
+		// YAML says it in a comment in place of each; JSON and names have no room.
+		for _, p := range out {
+			for _, l := range p.LeftOut {
+				fmt.Fprintf(o.ErrOut, "note: %s\n", l)
+			}
 		}
 	}
 	switch o.format {
