@@ -20,6 +20,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/fleet"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
@@ -54,8 +55,9 @@ func (o *ApplyOptions) runMany(ctx context.Context, loaded []platform.Loaded) er
 		return err
 	}
 	streams := o.fleetStreams(o.format)
+	shared := sharedLists(clients, loaded)
 	results := runFleet(ctx, loaded, o.FleetFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
-		return o.applyOneOfMany(ctx, clients, lp, streams)
+		return o.applyOneOfMany(ctx, clients, shared, lp, streams)
 	})
 	view := fleetView(loaded, results)
 	if o.format == printers.FormatJSON {
@@ -75,7 +77,7 @@ func (o *ApplyOptions) runMany(ctx context.Context, loaded []platform.Loaded) er
 
 // applyOneOfMany is apply of one platform of several: an upgrade when the file changes
 // its installed version, as for one platform.
-func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients, lp platform.Loaded, streams fleetStreams) (printers.FleetPlatform, error) {
+func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp platform.Loaded, streams fleetStreams) (printers.FleetPlatform, error) {
 	ref := lp.Platform.Namespace + "/" + lp.Platform.Name
 	row := printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}
 	progress := streams.progress(ref)
@@ -101,7 +103,7 @@ func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients
 		return row, err
 	}
 	opts := o.ApplyFlags.Options("apply")
-	opts.Release = &lp.Release
+	opts.Release, opts.Shared = &lp.Release, shared
 	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
 	res, err := applier.Apply(ctx, d, opts)
 	if res != nil {
@@ -120,13 +122,14 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 	}
 	streams := o.fleetStreams(printers.FormatText)
 	keepObjects := o.format != printers.FormatText
+	shared := sharedLists(clients, loaded)
 	results := runFleet(ctx, loaded, o.FleetFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
 		row := printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}
 		d, err := liveDesired(ctx, clients, &lp, streams.notes(lp.Platform.Namespace+"/"+lp.Platform.Name))
 		if err != nil {
 			return row, err
 		}
-		p, err := (&plan.Planner{Clients: clients, Adopt: o.Adopt}).Plan(ctx, d)
+		p, err := (&plan.Planner{Clients: clients, Adopt: o.Adopt, Shared: shared}).Plan(ctx, d)
 		if err != nil {
 			return row, err
 		}
@@ -150,6 +153,16 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 		return &ExitError{Code: exitChanges}
 	}
 	return nil
+}
+
+// sharedLists are the live objects of the platforms of loaded, listed once for all of
+// them when their plans need them.
+func sharedLists(clients *kube.Clients, loaded []platform.Loaded) *plan.SharedLists {
+	ids := make([]string, len(loaded))
+	for i, lp := range loaded {
+		ids[i] = inventory.ID(lp.Platform.Namespace, lp.Platform.Name)
+	}
+	return plan.NewSharedLists(clients, ids)
 }
 
 // dropObjects removes the desired objects from p's changes.

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/coomia-dip/kubectl-onto/internal/bench"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
@@ -132,6 +133,17 @@ func TestCLIApplyManyPlatforms(t *testing.T) {
 		if p.Changes != 0 || p.Plan == nil || p.Plan.HasChanges() {
 			t.Errorf("plan of %s/%s: %d changes, want none", p.Namespace, p.Name, p.Changes)
 		}
+	}
+
+	// The three plans share their lists: one LIST per kind across the namespaces,
+	// not one per kind and platform (27 before), and the CRD read once. GETs left:
+	// each platform (its remediations) and each namespace (the test created them: not
+	// members, so not in the shared list of namespaces).
+	r = runCmd(t, "plan", "-f", file, "-v", "6", kc)
+	counts := bench.CountLogLines(strings.Split(r.stderr, "\n"))
+	t.Logf("plan of 3 unchanged platforms: %s", counts)
+	if r.code != 0 || counts[bench.VerbList] == 0 || counts[bench.VerbList] > 10 || counts[bench.VerbGet] > 3+3+1 {
+		t.Errorf("plan of 3 unchanged platforms sent %s (exit %d); want at most one LIST per kind (10) and 7 GETs", counts, r.code)
 	}
 }
 

@@ -112,6 +112,9 @@ type Options struct {
 	// Live is where the plan reads live objects (plan.Planner.Live); the API server
 	// when nil. The watch passes its cache.
 	Live plan.LiveSource
+	// Shared are the live objects of every platform of the run, listed once
+	// (plan.Planner.Shared): apply of a directory.
+	Shared *plan.SharedLists
 	// Planned is a plan the caller made of the same desired state with the same
 	// options, taken as this run's plan instead of planning again: the watch's, made
 	// by its unlocked idle check, which found the drift it now repairs. Unlike Saved,
@@ -231,7 +234,7 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	// nothing.
 	lists := &plan.Lists{}
 	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepGoing: opts.Reconcile,
-		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live, Now: a.Now, Lists: lists}
+		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live, Shared: opts.Shared, Now: a.Now, Lists: lists}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no

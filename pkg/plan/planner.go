@@ -74,6 +74,9 @@ type Planner struct {
 	// the plan read, so what runs after it (apply's health check of an unchanged
 	// platform) reads those objects instead of asking again.
 	Lists *Lists
+	// Shared, when set (and Live is not), are the live objects of every platform of
+	// the run, listed once for all of them (plan and apply of a directory).
+	Shared *SharedLists
 }
 
 // Plan compares d with the cluster: one server-side apply dry-run per object, one list
@@ -338,7 +341,18 @@ func createChange(obj *unstructured.Unstructured) Change {
 // getLive reads the live obj, nil when it does not exist (cluster-scoped objects
 // outside the inventory, such as the CRD).
 func (pl *Planner) getLive(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	return pl.getFrom(ctx, pl.live(), obj)
+	if pl.Shared == nil || pl.Live != nil {
+		return pl.getFrom(ctx, pl.live(), obj)
+	}
+	m, err := pl.Clients.Mapping(obj)
+	if err != nil {
+		return nil, err
+	}
+	read := func() (*unstructured.Unstructured, error) { return pl.getFrom(ctx, pl.live(), obj) }
+	if o, ok, err := pl.Shared.get(ctx, m, obj, read); err != nil || ok {
+		return o, err
+	}
+	return read()
 }
 
 // planObject dry-runs the apply of obj against live, the live object the caller read;
@@ -567,9 +581,20 @@ func (pl *Planner) liveObjects(ctx context.Context, d *Desired, ns *unstructured
 		} else if !nsExists {
 			return nil
 		}
-		items, err := pl.live().List(ctx, mapping, ns, selector)
-		if err != nil {
-			return fmt.Errorf("list %s in %s: %w", gk, d.Namespace, err)
+		var items []*unstructured.Unstructured
+		shared := false
+		if selector == "" && pl.Shared != nil && pl.Live == nil {
+			var err error
+			if items, shared, err = pl.Shared.list(ctx, mapping, ns); err != nil {
+				return fmt.Errorf("list %s of the run's platforms: %w", gk, err)
+			}
+			shared = shared && covers(d, gk, ns, items)
+		}
+		if !shared {
+			var err error
+			if items, err = pl.live().List(ctx, mapping, ns, selector); err != nil {
+				return fmt.Errorf("list %s in %s: %w", gk, d.Namespace, err)
+			}
 		}
 		if selector == "" {
 			pl.Lists.keep(mapping.Resource, ns, items)
