@@ -205,7 +205,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := liveDesired(ctx, clients, &lp, o.ErrOut)
+	d, err := liveDesired(ctx, clients, nil, &lp, o.ErrOut)
 	if err != nil {
 		return err
 	}

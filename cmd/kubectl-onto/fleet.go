@@ -98,7 +98,7 @@ func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients
 	}
 	// Rendered now, not with the others up front: memory grows with --parallel, not
 	// with the number of platforms.
-	d, err := liveDesired(ctx, clients, &lp, notes)
+	d, err := liveDesired(ctx, clients, shared, &lp, notes)
 	if err != nil {
 		return row, err
 	}
@@ -125,7 +125,7 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 	shared := sharedLists(clients, loaded)
 	results := runFleet(ctx, loaded, o.FleetFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
 		row := printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}
-		d, err := liveDesired(ctx, clients, &lp, streams.notes(lp.Platform.Namespace+"/"+lp.Platform.Name))
+		d, err := liveDesired(ctx, clients, shared, &lp, streams.notes(lp.Platform.Namespace+"/"+lp.Platform.Name))
 		if err != nil {
 			return row, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
@@ -92,15 +93,21 @@ func (g *GlobalOptions) loadPlatform(files FileFlags) (platform.Loaded, error) {
 }
 
 // livePlatform is the installed OntoPlatform of lp, nil when there is none; one GET.
-func livePlatform(ctx context.Context, clients *kube.Clients, lp *platform.Loaded) (*v1alpha1.OntoPlatform, error) {
-	l := &inventory.Lister{Dynamic: clients.Dynamic, Mapper: clients.Mapper}
-	obj, err := l.Parent(ctx, lp.Platform.Namespace, lp.Platform.Name)
-	var notFound *inventory.NotFoundError
-	if errors.As(err, &notFound) {
-		return nil, nil
-	}
+func livePlatform(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp *platform.Loaded) (*v1alpha1.OntoPlatform, error) {
+	obj, ok, err := shared.Platform(ctx, lp.Platform.Namespace, lp.Platform.Name)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		l := &inventory.Lister{Dynamic: clients.Dynamic, Mapper: clients.Mapper}
+		obj, err = l.Parent(ctx, lp.Platform.Namespace, lp.Platform.Name)
+		var notFound *inventory.NotFoundError
+		if errors.As(err, &notFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	var live v1alpha1.OntoPlatform
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &live); err != nil {

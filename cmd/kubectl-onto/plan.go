@@ -106,7 +106,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := liveDesired(ctx, clients, &lp, o.ErrOut)
+	d, err := liveDesired(ctx, clients, nil, &lp, o.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -129,8 +129,8 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 // validated before any request; a change the live platform cannot take (a Kafka
 // controller quorum, MinIO's layout, Redis's mode) is refused here, at its line,
 // before any dry-run or write.
-func liveDesired(ctx context.Context, clients *kube.Clients, lp *platform.Loaded, notes io.Writer) (*plan.Desired, error) {
-	live, err := livePlatform(ctx, clients, lp)
+func liveDesired(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp *platform.Loaded, notes io.Writer) (*plan.Desired, error) {
+	live, err := livePlatform(ctx, clients, shared, lp)
 	if err != nil {
 		return nil, err
 	}

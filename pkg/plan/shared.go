@@ -165,3 +165,26 @@ func covers(d *Desired, gk schema.GroupKind, ns string, items []*unstructured.Un
 	}
 	return true
 }
+
+// Platform returns the live OntoPlatform namespace/name from the run's shared list
+// of them; false when the list does not hold it (not installed, or not listable
+// cluster-wide): read it as usual.
+func (s *SharedLists) Platform(ctx context.Context, namespace, name string) (*unstructured.Unstructured, bool, error) {
+	if s == nil {
+		return nil, false, nil
+	}
+	mapping, err := s.clients.Mapper.RESTMapping(v1alpha1.GroupVersionKind.GroupKind(), v1alpha1.GroupVersionKind.Version)
+	if err != nil {
+		return nil, false, nil // the CRD is not served yet: nothing installed
+	}
+	items, ok, err := s.list(ctx, mapping, namespace)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	for _, o := range items {
+		if o.GetName() == name {
+			return o, true, nil
+		}
+	}
+	return nil, false, nil
+}
