@@ -230,7 +230,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 			return err
 		}
 		opts.Preconditions = true
-	} else if up, err := o.upgradeFor(ctx, clients, lp); err != nil || up != nil {
+	} else if up, err := o.upgradeFor(ctx, clients, nil, lp); err != nil || up != nil {
 		if err != nil {
 			return err
 		}
@@ -269,10 +269,14 @@ type pendingUpgrade struct {
 
 // upgradeFor returns the upgrade an apply of lp is, when the platform is installed at
 // another version than the file's (or an upgrade to it is stopped), else nil.
-func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, lp platform.Loaded) (*pendingUpgrade, error) {
-	installed, upgradingTo, err := upgrade.InstalledVersion(ctx, clients, lp.Platform.Namespace, lp.Platform.Name)
-	if err != nil || installed == "" {
+func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp platform.Loaded) (*pendingUpgrade, error) {
+	live, err := livePlatform(ctx, clients, shared, &lp)
+	if err != nil || live == nil || live.Status.Version == "" {
 		return nil, err
+	}
+	installed, upgradingTo := live.Status.Version, ""
+	if live.Status.Upgrade != nil {
+		upgradingTo = live.Status.Upgrade.To
 	}
 	to := lp.Platform.Spec.Version
 	if installed == to && upgradingTo != to {

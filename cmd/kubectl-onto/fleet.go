@@ -82,7 +82,7 @@ func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients
 	row := printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}
 	progress := streams.progress(ref)
 	notes := streams.notes(ref)
-	up, err := o.upgradeFor(ctx, clients, lp)
+	up, err := o.upgradeFor(ctx, clients, shared, lp)
 	if err != nil {
 		return row, err
 	}
