@@ -98,6 +98,8 @@ type ApplyOptions struct {
 	DryRunFlags
 	// FleetFlags tune a run over several platforms.
 	FleetFlags
+	// ClusterFleetFlags run the apply on every cluster of a fleet file.
+	ClusterFleetFlags
 	// PlanFile applies a plan saved with `plan -o json`.
 	PlanFile string
 
@@ -151,6 +153,7 @@ exits 1 naming the platforms that failed. With -o json the last line is
 	o.UpgradeFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
 	o.FleetFlags.AddFlags(cmd.Flags())
+	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	o.DryRunFlags.AddFlags(cmd.Flags(), "client lists what would be applied, plane by plane, without contacting the cluster; server prints the plan, each object validated by the API server, and fails where apply would")
 	cmd.Flags().StringVar(&o.PlanFile, "plan", "", "Apply this plan (from plan -o json); refused if the cluster changed since it was made")
 	return cmd
@@ -164,7 +167,10 @@ func (o *ApplyOptions) Complete(_ []string) (err error) {
 
 // Validate checks flag combinations.
 func (o *ApplyOptions) Validate() error {
-	if err := o.FileFlags.Validate(); err != nil {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.Filename); err != nil {
+		return err
+	}
+	if err := o.FileFlags.Validate(); o.Fleet == "" && err != nil {
 		return err
 	}
 	if err := o.ApplyFlags.Validate(); err != nil {
@@ -189,6 +195,9 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 }
 
 func (o *ApplyOptions) run(ctx context.Context) error {
+	if o.Fleet != "" {
+		return o.runFleetOfClusters(ctx)
+	}
 	loaded, err := o.loadPlatforms(o.FileFlags)
 	if err != nil {
 		return err

@@ -30,6 +30,8 @@ type StatusOptions struct {
 	Timeout time.Duration
 	// AllNamespaces lists every platform of the cluster, one row each.
 	AllNamespaces bool
+	// ClusterFleetFlags report every cluster of a fleet file.
+	ClusterFleetFlags
 
 	format printers.Format
 }
@@ -67,6 +69,7 @@ apply --wait=false, --wait records that run's outcome in the OntoPlatform's stat
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until every component is ready; exit 1 if --timeout passes first")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long --wait waits")
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List every platform of the cluster, one row each")
+	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -80,6 +83,12 @@ func (o *StatusOptions) Complete(args []string) (err error) {
 
 // Validate checks the flags.
 func (o *StatusOptions) Validate() error {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, ""); err != nil {
+		return err
+	}
+	if o.Fleet != "" && (o.Name != "" || o.AllNamespaces || o.Wait) {
+		return fmt.Errorf("--fleet reports the fleet's platforms on each of its clusters: it takes no NAME, -A or --wait")
+	}
 	if o.AllNamespaces && o.Name != "" {
 		return fmt.Errorf("a platform NAME and --all-namespaces exclude each other: a name is looked up in one namespace (-n)")
 	}
@@ -94,6 +103,9 @@ func (o *StatusOptions) Validate() error {
 
 // Run waits when asked, then reports.
 func (o *StatusOptions) Run(ctx context.Context) error {
+	if o.Fleet != "" {
+		return o.statusClusters(ctx)
+	}
 	clients, err := o.Clients()
 	if err != nil {
 		return err

@@ -52,6 +52,8 @@ type UpgradeOptions struct {
 	ToRevision int64
 	// rollback runs the procedure towards an older revision, in reverse plane order.
 	rollback bool
+	// ClusterFleetFlags upgrade every cluster of a fleet file (--to only).
+	ClusterFleetFlags
 	// Canary: rollback moves component by component behind canaries, as upgrade
 	// does, instead of applying the revision plane by plane.
 	Canary bool
@@ -148,6 +150,9 @@ func (o *UpgradeOptions) addFlags(cmd *cobra.Command) {
 	o.UpgradeFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
 	o.DryRunFlags.AddFlags(cmd.Flags(), "show the steps and the plan of the target; nothing is written")
+	if !o.rollback {
+		o.ClusterFleetFlags.AddFlags(cmd.Flags())
+	}
 }
 
 // Complete reads the name, the namespace and the output format.
@@ -166,7 +171,16 @@ func (o *UpgradeOptions) Validate() error {
 	if err := o.ApplyFlags.Validate(); err != nil {
 		return err
 	}
-	if !o.rollback {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.Filename); err != nil {
+		return err
+	}
+	switch {
+	case o.Fleet != "" && o.To == "":
+		return errors.New("--fleet needs --to VERSION: every cluster's platform moves to it, keeping its spec")
+	case o.Fleet != "" && o.Name != "":
+		return errors.New("--fleet names the platforms in its platform files: pass no NAME")
+	}
+	if !o.rollback && o.Fleet == "" {
 		switch {
 		case o.To == "" && o.Filename == "":
 			return errors.New("say what to upgrade to: --to VERSION (the installed spec at that version) or -f FILE (the file's spec)")
@@ -190,6 +204,9 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		command = "rollback"
 	}
 	return runWithin(ctx, o.Timeout, command, "run the same command again to resume", func(ctx context.Context) error {
+		if o.Fleet != "" {
+			return o.runFleetOfClusters(ctx)
+		}
 		u, err := o.newUpgrade(ctx)
 		if err != nil {
 			return err
