@@ -154,6 +154,12 @@ func New(t testing.TB) *Cluster {
 	if path == "" {
 		t.Skip("integration test skipped: no cluster (run `make test`, or set " + EnvKubeconfig + ")")
 	}
+	return connect(t, path)
+}
+
+// connect connects to the cluster of the admin kubeconfig at path.
+func connect(t testing.TB, path string) *Cluster {
+	t.Helper()
 	cfg, err := restConfig(path)
 	if err != nil {
 		t.Fatal(err)
