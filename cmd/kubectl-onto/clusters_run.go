@@ -244,6 +244,10 @@ func (g *GlobalOptions) planClusters(ctx context.Context, cf *clusterFleet, o pl
 // them, one row each, all clusters at once (each wave's maxParallel at a time).
 // Exit 1 when a cluster cannot be read.
 func (o *StatusOptions) statusClusters(ctx context.Context) error {
+	// --timeout bounds the whole report: a cluster that does not answer (a dropped
+	// connection rather than a refused one) fails instead of hanging.
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	cf, err := o.loadClusterFleet(o.Fleet)
 	if err != nil {
 		return err

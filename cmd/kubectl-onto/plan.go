@@ -62,11 +62,18 @@ its subdirectories), plans several platforms, --parallel at a time: each plan in
 file's order, then a table (NAMESPACE NAME RESULT CHANGES DURATION ERROR); -o json
 prints {"platforms": [{"namespace", "name", "result", "plan", ...}], "success": ...}.
 A platform that cannot be planned does not stop the others unless --fail-fast; the
-run exits 1 naming it. --detailed-exitcode exits 2 when any plan has changes.`,
+run exits 1 naming it. --detailed-exitcode exits 2 when any plan has changes.
+
+--fleet FLEET plans every cluster of a fleet file (see kubectl onto apply --help),
+every wave: each cluster's plan, then a table CLUSTER WAVE CHANGES CONFLICTS; -o json
+prints {"clusters": [{"cluster", "wave", "platforms": [{..., "plan"}], ...}]}. A
+cluster that cannot be planned does not stop the others; the run exits 1 naming it.
+--detailed-exitcode exits 2 when any cluster changes.`,
 		Example: `  kubectl onto plan -f platform.yaml
   kubectl onto plan -f platform.yaml --detailed-exitcode   # 0 no changes, 2 changes, 1 error
   kubectl onto plan -f platform.yaml -o json > plan.json && kubectl onto apply -f platform.yaml --plan plan.json
-  kubectl onto plan -f tenants/ -R --parallel 8             # every platform under tenants/`,
+  kubectl onto plan -f tenants/ -R --parallel 8             # every platform under tenants/
+  kubectl onto plan --fleet fleet.yaml --detailed-exitcode  # every cluster of the fleet`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}

@@ -56,18 +56,24 @@ The command exits 0 whenever it could report, ready or not. With --wait it watch
 the workloads until every component is ready, and exits 1 naming the first component
 that is not, and why, when --timeout passes. Once every component is ready after an
 apply --wait=false, --wait records that run's outcome in the OntoPlatform's status
-(Ready=True, observedGeneration), so kubectl wait and Flux see it too.`,
+(Ready=True, observedGeneration), so kubectl wait and Flux see it too.
+
+--fleet FLEET reports the fleet's platforms on every cluster of a fleet file (see
+kubectl onto apply --help), one row each: CLUSTER WAVE PHASE VERSION READY AGE; -o
+json prints each cluster's reports. It exits 1 when a cluster cannot be read within
+--timeout.`,
 		Example: `  kubectl onto status -n onto-system
   kubectl onto status onto-production -n onto-system -o json
   kubectl onto status --wait --timeout 10m     # in CI, after apply --wait=false
   kubectl onto status -A -o wide               # every platform of the cluster
+  kubectl onto status --fleet fleet.yaml       # every cluster of a fleet
   kubectl onto status -n onto-system -o jsonpath='{.phase}{" "}{.readyComponents}'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
 	}
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "name", "wide", "jsonpath")
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until every component is ready; exit 1 if --timeout passes first")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long --wait waits")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long --wait waits (with --fleet: how long the report may take)")
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List every platform of the cluster, one row each")
 	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	return cmd

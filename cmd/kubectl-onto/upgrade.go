@@ -89,11 +89,18 @@ ConfigMaps stay for the old pods and for a rollback.
 
 --to takes the version from the release catalog and keeps the rest of the installed
 spec; -f FILE takes the whole spec of the file. A downgrade or a version outside the
-release's upgrade path is refused unless --force.`,
+release's upgrade path is refused unless --force.
+
+--fleet FLEET --to VERSION upgrades the fleet's platforms on every cluster of a fleet
+file (see kubectl onto apply --help), wave by wave: a canary cluster's failure stops
+the fleet before the next wave, which is not touched. A cluster already at VERSION is
+up to date; running the same command again resumes the stopped upgrade, then the
+waves after it.`,
 		Example: `  kubectl onto upgrade onto-production -n onto-system --to 1.6.0
   kubectl onto upgrade -n onto-system --to 1.6.0 --dry-run           # the steps and the plan, nothing written
   kubectl onto upgrade -f platform.yaml --canary-soak 2m --atomic    # the file's spec, at its spec.version
-  kubectl onto upgrade onto-production -n onto-system --to 1.6.0 -o json > events.jsonl`,
+  kubectl onto upgrade onto-production -n onto-system --to 1.6.0 -o json > events.jsonl
+  kubectl onto upgrade --fleet fleet.yaml --to 1.6.0                 # every cluster, canary wave first`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
 	}

@@ -151,13 +151,15 @@ type ClusterStatusItem struct {
 //	CLUSTER  WAVE    PHASE      VERSION  READY  AGE
 //	dev      canary  Succeeded  1.6.0    5/5    3m
 //
-// A PLATFORM column is added when the fleet deploys more than one platform.
+// A PLATFORM column is added when the fleet deploys more than one platform, an ERROR
+// column when a cluster could not be read.
 func (v ClusterStatusView) WriteText(out io.Writer, _ *Terminal) error {
-	several := false
+	several, errs := false, false
 	for _, c := range v.Clusters {
 		if len(c.Platforms)+len(c.Missing) > 1 {
 			several = true
 		}
+		errs = errs || c.Error != ""
 	}
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
@@ -167,7 +169,12 @@ func (v ClusterStatusView) WriteText(out io.Writer, _ *Terminal) error {
 		}
 		return ""
 	}
-	fmt.Fprintf(tw, "CLUSTER\tWAVE\t%sPHASE\tVERSION\tREADY\tAGE\tERROR\n", platformCol("PLATFORM"))
+	// ERROR only when a cluster could not be read: the usual table is kubectl's.
+	errCol := ""
+	if errs {
+		errCol = "\tERROR"
+	}
+	fmt.Fprintf(tw, "CLUSTER\tWAVE\t%sPHASE\tVERSION\tREADY\tAGE%s\n", platformCol("PLATFORM"), errCol)
 	for _, c := range v.Clusters {
 		errLine, _, _ := strings.Cut(c.Error, "\n")
 		if errLine != "" {
