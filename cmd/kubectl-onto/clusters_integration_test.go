@@ -140,9 +140,24 @@ func TestCLIFleetOfClusters(t *testing.T) {
 		return &p
 	}
 
+	// Before the install: the dry run and the plan go through every wave and write
+	// nothing.
+	r := runCmd(t, "apply", "--fleet", fleet, "--dry-run=server", kc)
+	if r.code != 0 || !strings.Contains(r.stdout, "CLUSTER  WAVE        CHANGES  CONFLICTS") || strings.Count(r.stdout, "cluster ") != 3 {
+		t.Fatalf("apply --fleet --dry-run=server: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r = runCmd(t, "plan", "--fleet", fleet, "--detailed-exitcode", kc); r.code != 2 {
+		t.Fatalf("plan --fleet --detailed-exitcode before the install: exit %d, want 2\n%s", r.code, r.stderr)
+	}
+	for name := range clusters {
+		if p := platformOn(name); p != nil {
+			t.Fatalf("the dry run created the platform on %s", name)
+		}
+	}
+
 	// The first install.
 	start := time.Now()
-	r := runCmd(t, "apply", "--fleet", fleet, "-o", "json", kc)
+	r = runCmd(t, "apply", "--fleet", fleet, "-o", "json", kc)
 	wall := time.Since(start)
 	v := fleetRun(t, r)
 	if r.code != 0 || results(v) != "dev=succeeded staging=succeeded prod=succeeded" {
