@@ -9,6 +9,7 @@ package multicluster_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,5 +93,26 @@ func TestClusters(t *testing.T) {
 	want := "dev@canary=waves[0].clusters[0] prod-eu@production=waves[1].clusters[0] us@production=waves[1].clusters[1]"
 	if s := strings.Join(got, " "); s != want {
 		t.Errorf("members:\n got %s\nwant %s", s, want)
+	}
+}
+
+// TestREADMEFleet: the fleet file the README shows is valid.
+func TestREADMEFleet(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "```yaml\napiVersion: onto.paas/v1alpha1\nkind: Fleet\n")
+	if !ok {
+		t.Fatal("README.md shows no fleet file")
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	doc := "apiVersion: onto.paas/v1alpha1\nkind: Fleet\n" + block
+	f, err := multicluster.Parse("README.md", []byte(doc), []string{"dev", "prod-eu", "prod-us"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Clusters()) != 3 || len(f.Waves[1].Clusters[1].Patches) != 1 {
+		t.Errorf("README fleet: %+v", f.File)
 	}
 }
