@@ -190,6 +190,11 @@ func TestCLIFleetOfClusters(t *testing.T) {
 		t.Fatalf("plan --fleet after the install: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
+	// The upgrade's preview goes through every wave and moves nothing.
+	if r = runCmd(t, "upgrade", "--fleet", fleet, "--to", "1.6.0", "--dry-run", kc); r.code != 0 || strings.Count(r.stderr, "1.5.0 → 1.6.0") != 3 {
+		t.Fatalf("upgrade --fleet --dry-run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
 	// The upgrade's canary fails on dev: the production wave is not touched.
 	fix := dev.ChaosImageUntil(t, ns, "ghcr.io/coomia-dip/ontology-service:1.6.0", testcluster.ChaosNeverReady)
 	upgradeArgs := []string{"upgrade", "--fleet", fleet, "--to", "1.6.0", "--canary-soak", "0s", "--canary-timeout", "10s", "-o", "json", kc}

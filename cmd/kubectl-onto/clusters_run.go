@@ -11,13 +11,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/multicluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/status"
 	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
@@ -109,11 +112,8 @@ func (g *GlobalOptions) writeFleetRun(format printers.Format, view printers.Clus
 // runFleetOfClusters is upgrade --fleet --to VERSION: each cluster's platforms
 // upgraded as upgrade --to does, wave by wave; a cluster already at VERSION with no
 // upgrade stopped is up to date. A stopped upgrade (a canary failed) resumes where it
-// stopped when the command runs again.
+// stopped when the command runs again. --dry-run previews every wave.
 func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
-	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
-		return fmt.Errorf("--dry-run with --fleet: run upgrade --dry-run per cluster (--context), or plan --fleet after changing the platform file's version")
-	}
 	cf, err := o.loadClusterFleet(o.Fleet)
 	if err != nil {
 		return err
@@ -124,6 +124,35 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 	}
 	if _, err := catalog.Get(o.To); err != nil {
 		return err
+	}
+	newUpgrade := func(cc *clusterClient, ns, name string, observer func(apply.Event)) *upgrade.Upgrade {
+		opts := upgrade.DefaultOptions()
+		opts.Apply = o.ApplyFlags.Options("upgrade")
+		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
+		return &upgrade.Upgrade{
+			Clients: cc.Clients, Catalog: catalog, ToVersion: o.To, Options: opts, Namespace: ns, Name: name,
+			Applier: &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess(), Observer: observer},
+		}
+	}
+	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
+		// Every wave's preview: the steps on stderr, the plans and the table on stdout.
+		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format,
+			planOne: func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
+				installed, upgradingTo, err := upgrade.InstalledVersion(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name)
+				if err != nil {
+					return nil, err
+				}
+				if installed == o.To && upgradingTo != o.To {
+					fmt.Fprintf(notes, "up to date: runs %s; nothing to upgrade\n", installed)
+					return nil, nil
+				}
+				preview, err := newUpgrade(cc, lp.Platform.Namespace, lp.Platform.Name, nil).Preview(ctx)
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(notes, "%s → %s, %d steps: %s\n", preview.From, preview.To, len(preview.Steps), strings.Join(preview.Steps, "; "))
+				return preview.Plan, nil
+			}})
 	}
 	view, _ := o.runClusterFleet(ctx, cf, "upgrade", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
 		skipped := 0
@@ -143,14 +172,7 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 				p.Result = "up-to-date"
 				skipped++
 			default:
-				opts := upgrade.DefaultOptions()
-				opts.Apply = o.ApplyFlags.Options("upgrade")
-				opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
-				u := &upgrade.Upgrade{
-					Clients: cc.Clients, Catalog: catalog, ToVersion: o.To, Options: opts, Namespace: ns, Name: name,
-					Applier: &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess(), Observer: s.progress(ref).Handle},
-				}
-				res, err := u.Run(ctx)
+				res, err := newUpgrade(cc, ns, name, s.progress(ref).Handle).Run(ctx)
 				p.Result = "succeeded"
 				if res != nil {
 					p.Changes, p.Status = len(res.Steps), fleetStatus(res.Status)
@@ -189,6 +211,9 @@ type planClusterOptions struct {
 	// preflight, when set, runs apply's checks on each plan, so a dry run fails where
 	// apply would.
 	preflight apply.Options
+	// planOne plans one platform of a cluster, nil when it is up to date; nil plans as
+	// plan -f does.
+	planOne func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error)
 }
 
 // planClusters plans every cluster of the fleet, all waves (planning changes
@@ -196,16 +221,26 @@ type planClusterOptions struct {
 // then the table CLUSTER WAVE CHANGES CONFLICTS.
 func (g *GlobalOptions) planClusters(ctx context.Context, cf *clusterFleet, o planClusterOptions) error {
 	keepObjects := o.format != printers.FormatText
+	planOne := o.planOne
+	if planOne == nil {
+		planOne = func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
+			d, err := liveDesired(ctx, cc.Clients, &lp, notes)
+			if err != nil {
+				return nil, err
+			}
+			return (&plan.Planner{Clients: cc.Clients, Adopt: o.adopt}).Plan(ctx, d)
+		}
+	}
 	view, _ := g.runClusterFleet(ctx, cf, "plan", printers.FormatText, true, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
 		for _, lp := range cf.platforms[m.Context] {
 			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			d, err := liveDesired(ctx, cc.Clients, &lp, s.notes(ref))
-			if err != nil {
-				return err
-			}
-			p, err := (&plan.Planner{Clients: cc.Clients, Adopt: o.adopt}).Plan(ctx, d)
+			p, err := planOne(ctx, cc, lp, s.notes(ref))
 			if err != nil {
 				return fmt.Errorf("%s: %w", ref, err)
+			}
+			if p == nil { // up to date: nothing to plan
+				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date"})
+				continue
 			}
 			if o.preflight.Action != "" {
 				opts := o.preflight

@@ -95,7 +95,8 @@ release's upgrade path is refused unless --force.
 file (see kubectl onto apply --help), wave by wave: a canary cluster's failure stops
 the fleet before the next wave, which is not touched. A cluster already at VERSION is
 up to date; running the same command again resumes the stopped upgrade, then the
-waves after it.`,
+waves after it. With --dry-run it previews every wave: each cluster's steps and plan,
+then CLUSTER WAVE CHANGES CONFLICTS.`,
 		Example: `  kubectl onto upgrade onto-production -n onto-system --to 1.6.0
   kubectl onto upgrade -n onto-system --to 1.6.0 --dry-run           # the steps and the plan, nothing written
   kubectl onto upgrade -f platform.yaml --canary-soak 2m --atomic    # the file's spec, at its spec.version
