@@ -136,7 +136,12 @@ type clusterClient struct {
 // credentials and TLS settings, nothing of the others (nor of --context and the like,
 // which --fleet refuses). The requests sent through them are counted.
 func (cf *clusterFleet) connect(g *GlobalOptions, m multicluster.Member) (*clusterClient, error) {
-	cfg, err := clientcmd.NewNonInteractiveClientConfig(cf.raw, m.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+	overrides := &clientcmd.ConfigOverrides{}
+	if t := g.ConfigFlags.Timeout; t != nil {
+		// --request-timeout is no cluster's setting: it applies to each.
+		overrides.Timeout = *t
+	}
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(cf.raw, m.Context, overrides, nil).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig context %s: %w", m.Context, err)
 	}
@@ -156,6 +161,24 @@ func (cf *clusterFleet) connect(g *GlobalOptions, m multicluster.Member) (*clust
 	}
 	return cc, nil
 }
+
+// explain is explainAPIError for a cluster of the fleet: its context's server, and
+// what to check there (--context and --kubeconfig pick nothing with --fleet).
+func (cf *clusterFleet) explain(err error, m multicluster.Member) error {
+	server := ""
+	if c, ok := cf.raw.Contexts[m.Context]; ok && cf.raw.Clusters[c.Cluster] != nil {
+		server = cf.raw.Clusters[c.Cluster].Server
+	}
+	err = explainAPIError(err, server, m.Context)
+	var e *explainedError
+	if errors.As(err, &e) && strings.HasSuffix(e.msg, connectionHint) {
+		return &explainedError{msg: strings.TrimSuffix(e.msg, connectionHint) + fleetConnectionHint, err: e.err}
+	}
+	return err
+}
+
+// fleetConnectionHint is connectionHint for a cluster of a fleet.
+const fleetConnectionHint = "check that context's server and credentials in the kubeconfig, or that the cluster is running"
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
@@ -190,11 +213,7 @@ func (g *GlobalOptions) runClusterFleet(ctx context.Context, cf *clusterFleet, a
 			s.cluster = m.DisplayName()
 			defer func() {
 				if err != nil && ctx.Err() == nil {
-					server := ""
-					if c, ok := cf.raw.Contexts[m.Context]; ok && cf.raw.Clusters[c.Cluster] != nil {
-						server = cf.raw.Clusters[c.Cluster].Server
-					}
-					err = explainAPIError(err, server, m.Context)
+					err = cf.explain(err, m)
 					fmt.Fprintf(s.clusterNotes(), "%s%s\n", s.term.Fail.Render("error: "), err.Error())
 				}
 			}()

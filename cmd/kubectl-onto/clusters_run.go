@@ -318,11 +318,7 @@ func (o *StatusOptions) statusClusters(ctx context.Context) error {
 			return nil
 		}()
 		if err != nil {
-			server := ""
-			if c, ok := cf.raw.Contexts[m.Context]; ok && cf.raw.Clusters[c.Cluster] != nil {
-				server = cf.raw.Clusters[c.Cluster].Server
-			}
-			item.Error = explainAPIError(err, server, m.Context).Error()
+			item.Error = cf.explain(err, m).Error()
 		}
 		return struct{}{}, err
 	}}
