@@ -116,11 +116,18 @@ func TestCLIFleetOfClusters(t *testing.T) {
 		}
 		return path
 	}
+	// staging's patch (two gateway replicas) is its own, stored in its spec.patches.
+	const stagingPatch = `
+    patches:
+    - target: {kind: Deployment, name: gateway}
+      patch: '[{"op": "replace", "path": "/spec/replicas", "value": 2}]'
+`
 	fleet := writeFleet("fleet.yaml", `- name: canary
   clusters: [{context: dev}]
 - name: production
   maxParallel: 2
-  clusters: [{context: staging}, {context: prod}]
+  clusters:
+  - context: staging`+stagingPatch+`  - context: prod
 `)
 	clusters := map[string]*testcluster.Cluster{"dev": dev, "staging": staging, "prod": prod}
 	platformOn := func(name string) *v1alpha1.OntoPlatform {
@@ -167,6 +174,15 @@ func TestCLIFleetOfClusters(t *testing.T) {
 	for name := range clusters {
 		if p := platformOn(name); p == nil || p.Status.Version != "1.5.0" || p.Status.Phase != v1alpha1.PhaseRunning {
 			t.Fatalf("%s after apply --fleet: %+v", name, p)
+		}
+	}
+	for name, want := range map[string]int32{"dev": 1, "staging": 2, "prod": 1} {
+		d, err := clusters[name].Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *d.Spec.Replicas != want {
+			t.Errorf("%s: gateway has %d replicas, want %d (the patch is staging's only)", name, *d.Spec.Replicas, want)
 		}
 	}
 	if !strings.Contains(r.stdout, `{"cluster":"staging","platform":"`+ns+`/onto-dev"`) || !strings.Contains(r.stderr, "apply wave 2/2 production: staging, prod") {
@@ -238,7 +254,8 @@ func TestCLIFleetOfClusters(t *testing.T) {
 	withDead := writeFleet("dead.yaml", `- name: canary
   clusters: [{context: dev}]
 - name: staging
-  clusters: [{context: staging}, {context: unreachable}]
+  clusters:
+  - context: staging`+stagingPatch+`  - context: unreachable
 - name: production
   clusters: [{context: prod}]
 `)
