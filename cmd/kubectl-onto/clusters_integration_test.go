@@ -89,6 +89,7 @@ func results(v printers.ClusterFleetView) string {
 // date; and a cluster that cannot be reached fails its wave within --timeout while the
 // waves after it are not started.
 func TestCLIFleetOfClusters(t *testing.T) {
+	t.Parallel()
 	dev := testcluster.New(t)
 	extra := testcluster.StartExtra(t, 2)
 	staging, prod := extra[0], extra[1]
@@ -213,8 +214,10 @@ func TestCLIFleetOfClusters(t *testing.T) {
 
 	// The upgrade's canary fails on dev: the production wave is not touched.
 	fix := dev.ChaosImageUntil(t, ns, "ghcr.io/coomia-dip/ontology-service:1.6.0", testcluster.ChaosNeverReady)
-	upgradeArgs := []string{"upgrade", "--fleet", fleet, "--to", "1.6.0", "--canary-soak", "0s", "--canary-timeout", "10s", "-o", "json", kc}
-	r = runCmd(t, upgradeArgs...)
+	// 10 s for the canary that never becomes ready; the runs after the fix keep the
+	// default, so a busy machine does not fail a canary that is merely slow.
+	upgradeArgs := []string{"upgrade", "--fleet", fleet, "--to", "1.6.0", "--canary-soak", "0s", "-o", "json", kc}
+	r = runCmd(t, append(upgradeArgs, "--canary-timeout", "10s")...)
 	v = fleetRun(t, r)
 	if r.code != 1 || results(v) != "dev=failed staging=not-started prod=not-started" || v.StoppedAt != "canary" {
 		t.Fatalf("upgrade --fleet with a failing canary: exit %d, %s, stopped at %q\nstderr:\n%s", r.code, results(v), v.StoppedAt, r.stderr)
