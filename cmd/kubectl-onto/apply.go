@@ -199,7 +199,7 @@ func (o *ApplyOptions) Complete(_ []string) (err error) {
 
 // Validate checks flag combinations.
 func (o *ApplyOptions) Validate() error {
-	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.Filename); err != nil {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.FileFlags); err != nil {
 		return err
 	}
 	if err := o.FileFlags.Validate(); o.Fleet == "" && err != nil {

@@ -45,12 +45,15 @@ func (f *ClusterFleetFlags) AddFlags(flags *pflag.FlagSet) {
 // validate refuses, with --fleet, the flags that would pick one cluster or one
 // platform: the fleet file names both, and each cluster's credentials come from its
 // own context only.
-func (f *ClusterFleetFlags) validate(g *GlobalOptions, file string) error {
+func (f *ClusterFleetFlags) validate(g *GlobalOptions, files FileFlags) error {
 	if f.Fleet == "" {
 		return nil
 	}
-	if file != "" {
+	if files.Filename != "" {
 		return fmt.Errorf("--fleet and -f both name the platform: the fleet file's platforms: field lists its platform files")
+	}
+	if len(files.PatchFiles) > 0 {
+		return fmt.Errorf("--patch cannot go with --fleet: put the patches in the platform file's spec.patches, or a cluster's own under its patches: in the fleet file")
 	}
 	cf := g.ConfigFlags
 	for name, v := range map[string]*string{"context": cf.Context, "cluster": cf.ClusterName, "user": cf.AuthInfoName,

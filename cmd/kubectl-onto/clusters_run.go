@@ -29,7 +29,7 @@ import (
 // runFleetOfClusters is apply --fleet: each cluster's platforms applied as apply -f
 // does (an upgrade when the file changes the installed version), wave by wave. A
 // cluster passes when its runs succeeded and doctor finds no error; a cluster whose
-// platforms already run the file's spec, Succeeded, is up to date and only checked.
+// platforms already run the file's spec, Running, is up to date and only checked.
 func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 	dryRun, _ := o.Strategy()
 	switch {

@@ -37,6 +37,8 @@ func TestFleetOffline(t *testing.T) {
 			stderrHas: "--context cannot go with --fleet"},
 		{name: "with-filename", args: []string{"plan", "--fleet", fleet("valid"), "-f", "platform.yaml", kc},
 			stderrHas: "--fleet and -f both name the platform"},
+		{name: "with-patch", args: []string{"apply", "--fleet", fleet("valid"), "--patch", filepath.Join("testdata", "patch-gateway.yaml"), kc},
+			stderrHas: "--patch cannot go with --fleet"},
 		{name: "upgrade-without-to", args: []string{"upgrade", "--fleet", fleet("valid"), kc},
 			stderrHas: "--fleet needs --to VERSION"},
 		{name: "upgrade-unknown-version", args: []string{"upgrade", "--fleet", fleet("valid"), "--to", "9.9.9", kc},

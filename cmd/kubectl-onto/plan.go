@@ -95,7 +95,7 @@ func (o *PlanOptions) Complete(_ []string) (err error) {
 
 // Validate checks the flags.
 func (o *PlanOptions) Validate() error {
-	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.Filename); err != nil {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.FileFlags); err != nil {
 		return err
 	}
 	if err := o.FileFlags.Validate(); o.Fleet == "" && err != nil {

@@ -89,7 +89,7 @@ func (o *StatusOptions) Complete(args []string) (err error) {
 
 // Validate checks the flags.
 func (o *StatusOptions) Validate() error {
-	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, ""); err != nil {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, FileFlags{}); err != nil {
 		return err
 	}
 	if o.Fleet != "" && (o.Name != "" || o.AllNamespaces || o.Wait) {

@@ -179,7 +179,7 @@ func (o *UpgradeOptions) Validate() error {
 	if err := o.ApplyFlags.Validate(); err != nil {
 		return err
 	}
-	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.Filename); err != nil {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.FileFlags); err != nil {
 		return err
 	}
 	switch {
