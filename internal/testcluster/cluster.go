@@ -15,7 +15,8 @@
 //	}
 //
 // Without ONTO_TEST_KUBECONFIG (plain `go test`), New skips the calling test, so
-// unit tests in the same package still run.
+// unit tests in the same package still run. A test of what spans clusters starts
+// more control planes of its own with StartExtra.
 //
 // The cluster has 4 worker nodes onto-worker-0..3 in zones zone-a, zone-b, zone-c
 // (16 cpu, 64Gi, 110 pods each) and, unless started with ONTO_TESTCLUSTER_GPU=0,
