@@ -210,6 +210,22 @@ func (g *GlobalOptions) runClusterFleet(ctx context.Context, cf *clusterFleet, a
 			}
 			fmt.Fprintf(notes, "%s wave %d/%d %s: %s\n", action, i+1, len(cf.Waves), w.Name, strings.Join(names, ", "))
 		},
+		WaveDone: func(i int, w multicluster.Wave, results []multicluster.Result[printers.ClusterRow], stop bool) {
+			var failed []string
+			for _, r := range results {
+				if r.Outcome != multicluster.Succeeded {
+					failed = append(failed, r.DisplayName())
+				}
+			}
+			switch {
+			case len(failed) == 0:
+				fmt.Fprintf(notes, "%s wave %d/%d %s passed\n", action, i+1, len(cf.Waves), w.Name)
+			case stop:
+				fmt.Fprintf(notes, "%s wave %d/%d %s failed (%s): the fleet stops; the later waves are not touched\n", action, i+1, len(cf.Waves), w.Name, strings.Join(failed, ", "))
+			default:
+				fmt.Fprintf(notes, "%s wave %d/%d %s: %s did not pass\n", action, i+1, len(cf.Waves), w.Name, strings.Join(failed, ", "))
+			}
+		},
 		Do: func(ctx context.Context, m multicluster.Member) (row printers.ClusterRow, err error) {
 			row = printers.ClusterRow{Cluster: m.DisplayName(), Context: m.Context, Wave: m.Wave}
 			s := streams
@@ -314,7 +330,7 @@ func upToDate(live *v1alpha1.OntoPlatform, lp platform.Loaded) bool {
 
 // doctorGate runs doctor's checks on one platform of a cluster: a wave passes only
 // when doctor finds no error there. The error names the findings.
-func doctorGate(ctx context.Context, clients *kube.Clients, namespace, name string) error {
+func doctorGate(ctx context.Context, clients *kube.Clients, namespace, name string, notes io.Writer) error {
 	g := &doctor.Gatherer{Clients: clients, Settings: doctor.DefaultSettings()}
 	env, err := g.Gather(ctx, namespace, name)
 	if err != nil {
@@ -330,5 +346,6 @@ func doctorGate(ctx context.Context, clients *kube.Clients, namespace, name stri
 	if len(errs) > 0 {
 		return fmt.Errorf("doctor found %d error(s) on %s/%s (kubectl onto doctor %s -n %s): %s", len(errs), namespace, name, name, namespace, strings.Join(errs, "; "))
 	}
+	fmt.Fprintf(notes, "doctor: no error (%d warnings)\n", report.Counts()[doctor.SeverityWarning])
 	return nil
 }

@@ -186,7 +186,8 @@ func TestCLIFleetOfClusters(t *testing.T) {
 			t.Errorf("%s: gateway has %d replicas, want %d (the patch is staging's only)", name, *d.Spec.Replicas, want)
 		}
 	}
-	if !strings.Contains(r.stdout, `{"cluster":"staging","platform":"`+ns+`/onto-dev"`) || !strings.Contains(r.stderr, "apply wave 2/2 production: staging, prod") {
+	if !strings.Contains(r.stdout, `{"cluster":"staging","platform":"`+ns+`/onto-dev"`) || !strings.Contains(r.stderr, "apply wave 2/2 production: staging, prod") ||
+		!strings.Contains(r.stderr, "apply wave 1/2 canary passed") || !strings.Contains(r.stderr, "prod "+ns+"/onto-dev doctor: no error") {
 		t.Errorf("progress does not name the cluster:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 
@@ -222,7 +223,8 @@ func TestCLIFleetOfClusters(t *testing.T) {
 	if r.code != 1 || results(v) != "dev=failed staging=not-started prod=not-started" || v.StoppedAt != "canary" {
 		t.Fatalf("upgrade --fleet with a failing canary: exit %d, %s, stopped at %q\nstderr:\n%s", r.code, results(v), v.StoppedAt, r.stderr)
 	}
-	if !strings.Contains(v.Clusters[0].Error, "ontology-service") || !strings.Contains(r.stderr, "1 of 3 clusters failed: dev") {
+	if !strings.Contains(v.Clusters[0].Error, "ontology-service") || !strings.Contains(r.stderr, "1 of 3 clusters failed: dev") ||
+		!strings.Contains(r.stderr, "upgrade wave 1/2 canary failed (dev): the fleet stops") {
 		t.Errorf("the failure does not name the cluster and component: %q\n%s", v.Clusters[0].Error, r.stderr)
 	}
 	for _, name := range []string{"staging", "prod"} {

@@ -80,7 +80,7 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
 			}
-			if err := doctorGate(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name); err != nil {
+			if err := doctorGate(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name, s.notes(ref)); err != nil {
 				return err
 			}
 		}
@@ -187,7 +187,7 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 				}
 			}
 			row.Platforms = append(row.Platforms, p)
-			if err := doctorGate(ctx, cc.Clients, ns, name); err != nil {
+			if err := doctorGate(ctx, cc.Clients, ns, name, s.notes(ref)); err != nil {
 				return err
 			}
 		}

@@ -65,6 +65,9 @@ type Runner[R any] struct {
 	Do func(ctx context.Context, m Member) (R, error)
 	// WaveStarted, when set, is called as each wave starts (for progress lines).
 	WaveStarted func(index int, w Wave)
+	// WaveDone, when set, is called as each wave that ran ends, with its clusters'
+	// results and whether the fleet stops there.
+	WaveDone func(index int, w Wave, results []Result[R], stop bool)
 	// AllWaves runs every wave whatever fails (a dry run plans them all).
 	AllWaves bool
 }
@@ -103,6 +106,7 @@ func (r *Runner[R]) Run(ctx context.Context, f *Fleet) *Report[R] {
 			parallel = len(byWave[i])
 		}
 		results := fleet.RunAll(ctx, byWave[i], parallel, false, r.Do)
+		first := len(rep.Results)
 		for j, res := range results {
 			out := Result[R]{Member: byWave[i][j], Value: res.Value, Err: res.Err, Duration: res.Duration}
 			switch res.Outcome {
@@ -119,6 +123,9 @@ func (r *Runner[R]) Run(ctx context.Context, f *Fleet) *Report[R] {
 		if rep.Failures > f.MaxFailures && !r.AllWaves && i < len(f.Waves)-1 {
 			stopped = true
 			rep.StoppedAt = w.Name
+		}
+		if r.WaveDone != nil {
+			r.WaveDone(i, w, rep.Results[first:], stopped)
 		}
 	}
 	return rep

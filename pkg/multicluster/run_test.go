@@ -60,9 +60,18 @@ func TestRunWaves(t *testing.T) {
 			var mu sync.Mutex
 			ran := map[int][]string{}
 			var started []int
+			var stoppedAt string
 			r := &multicluster.Runner[string]{
 				AllWaves:    tc.allWaves,
 				WaveStarted: func(i int, _ multicluster.Wave) { started = append(started, i) },
+				WaveDone: func(i int, w multicluster.Wave, results []multicluster.Result[string], stop bool) {
+					if len(results) != len(w.Clusters) || started[len(started)-1] != i {
+						t.Errorf("wave %d done with %d results for %d clusters", i, len(results), len(w.Clusters))
+					}
+					if stop {
+						stoppedAt = w.Name
+					}
+				},
 				Do: func(_ context.Context, m multicluster.Member) (string, error) {
 					mu.Lock()
 					ran[m.WaveIndex] = append(ran[m.WaveIndex], m.Context)
@@ -89,6 +98,9 @@ func TestRunWaves(t *testing.T) {
 			}
 			if got := strings.Join(outcomes, " "); got != tc.wantOutcome {
 				t.Errorf("outcomes %q, want %q", got, tc.wantOutcome)
+			}
+			if stoppedAt != rep.StoppedAt {
+				t.Errorf("WaveDone said the fleet stops at %q, the report %q", stoppedAt, rep.StoppedAt)
 			}
 			if rep.StoppedAt != tc.wantStopped {
 				t.Errorf("stopped at %q, want %q", rep.StoppedAt, tc.wantStopped)
