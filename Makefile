@@ -22,7 +22,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 IMAGE_LAYOUT := $(BIN_DIR)/image
 
-.PHONY: all build install dist image image-push generate verify-generate test unit-test faults bench bench-helm bench-scale demo fmt vet clean
+.PHONY: all build install dist image image-push generate verify-generate docs test unit-test faults bench bench-helm bench-scale demo fmt vet clean
 
 all: build
 
@@ -63,6 +63,11 @@ image-push:
 generate:
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(GO) tool controller-gen crd paths=./api/... output:crd:artifacts:config=manifests/crd
+
+## docs: regenerate the command reference docs/reference (one page per command) from the
+## commands themselves; a unit test fails while it is stale
+docs:
+	$(GO) test ./cmd/kubectl-onto -run '^TestDocsReference$$' -count=1 -update
 
 ## unit-test: tests that need no cluster (integration tests skip themselves)
 unit-test:

@@ -172,6 +172,12 @@ type UpgradeStatus struct {
 	// Action is upgrade or rollback.
 	// +optional
 	Action string `json:"action,omitempty"`
+	// Driver is "watch" while the in-cluster watch moves the platform, one component
+	// per pass, and goes on with it by itself; empty for a CLI run, whose stop waits
+	// for a person (resume or roll back).
+	// +kubebuilder:validation:Enum=watch
+	// +optional
+	Driver string `json:"driver,omitempty"`
 	// Target names the Secret that holds what the run moves to (spec with patches,
 	// release entry), stored before its first write: a resume, an undo, doctor and
 	// the watch render it again without the file or --releases directory it came
@@ -186,6 +192,9 @@ type UpgradeStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 }
+
+// UpgradeDriverWatch is status.upgrade.driver while the watch moves the platform.
+const UpgradeDriverWatch = "watch"
 
 // UpgradeStep is where an upgrade is within its current component.
 // +kubebuilder:validation:Enum=Migrate;Canary;Soak;Rollout;RollingBack;Cleanup

@@ -277,8 +277,12 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		}
 		// A new spec.version of an installed platform moves component by component
 		// behind canaries, as `kubectl onto upgrade -f` does, not every plane at once.
-		fmt.Fprintf(o.ErrOut, "spec.version changes %s → %s: upgrading component by component (as kubectl onto upgrade -f; canary soak %s)\n",
-			up.Installed, lp.Platform.Spec.Version, up.Upgrade.Options.CanarySoak)
+		what := "spec.version changes %s → %s: upgrading component by component"
+		if up.Resuming {
+			what = "an upgrade %s → %s is stopped and the file asks for its target: resuming it"
+		}
+		fmt.Fprintf(o.ErrOut, what+" (as kubectl onto upgrade -f; --canary-soak %s, --canary-timeout %s)\n",
+			up.Installed, lp.Platform.Spec.Version, up.Upgrade.Options.CanarySoak, up.Upgrade.Options.CanaryTimeout)
 		return o.runUpgrade(ctx, up.Upgrade)
 	}
 	progress := o.newProgress(o.format)
@@ -299,7 +303,9 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 // pendingUpgrade is an apply that is an upgrade.
 type pendingUpgrade struct {
 	Installed string
-	Upgrade   *upgrade.Upgrade
+	// Resuming: an upgrade to the file's version is recorded, stopped or failed.
+	Resuming bool
+	Upgrade  *upgrade.Upgrade
 }
 
 // upgradeFor returns the upgrade an apply of lp is, when the platform is installed at
@@ -322,7 +328,7 @@ func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, lp
 		Target:  &upgrade.Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches},
 		Applier: &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()},
 	}
-	return &pendingUpgrade{Installed: installed, Upgrade: u}, nil
+	return &pendingUpgrade{Installed: installed, Resuming: upgradingTo == to, Upgrade: u}, nil
 }
 
 // runUpgrade runs u with apply's progress and final line.

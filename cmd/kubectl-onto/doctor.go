@@ -66,7 +66,7 @@ the cluster must serve, capacity for the pods and their surge, quota headroom, a
 server dry-run of each workload (PodSecurity). It writes nothing.
 
 Codes (ONTO-WRK-202...) are stable; --check selects some, --category a group
-(pre, platform, workloads, nodes, scaling, tls). The README lists them all.
+(pre, platform, workloads, nodes, scaling, tls). docs/doctor.md lists them all.
 
 Exit status: 0 when no check found an error; 1 when one did (with --strict, a
 warning too), or when the cluster could not be read.`,

@@ -91,16 +91,6 @@ func (g *GlobalOptions) loadPlatform(files FileFlags) (platform.Loaded, error) {
 	return all[0], nil
 }
 
-// readPlatforms reads, defaults and validates every platform of filename, with its
-// namespace. It returns a *spec.Error when the file is invalid.
-func (g *GlobalOptions) readPlatforms(filename string) ([]*v1alpha1.OntoPlatform, error) {
-	l, err := g.loader()
-	if err != nil {
-		return nil, err
-	}
-	return l.Read(filename)
-}
-
 // livePlatform is the installed OntoPlatform of lp, nil when there is none; one GET.
 func livePlatform(ctx context.Context, clients *kube.Clients, lp *platform.Loaded) (*v1alpha1.OntoPlatform, error) {
 	l := &inventory.Lister{Dynamic: clients.Dynamic, Mapper: clients.Mapper}

@@ -8,10 +8,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 )
 
@@ -35,8 +37,15 @@ func NewCmdRender(g *GlobalOptions) *cobra.Command {
 		Short: "Print every object the platform file becomes, plane by plane",
 		Long: `Render validates the file offline and prints every Kubernetes object of the
 platform in install order (tenancy, infrastructure, control, data, intelligence,
-gateway, observability), for review or for a GitOps tool. Generated Secrets carry no
-values: apply creates those in the cluster, once.
+gateway, observability): for review, or to apply to a cluster without the operator.
+
+For GitOps, the repository holds the OntoPlatform file, not this output: Flux or Argo
+CD applies the OntoPlatform, and the in-cluster watch (kubectl onto watch install)
+renders, applies, upgrades and repairs the platform from it.
+
+Secrets the cluster generates (passwords, keys, the platform's CA and certificates)
+are left out: apply or the watch creates them, once. Autoscaled Deployments carry no
+replicas: their HorizontalPodAutoscaler owns the count.
 
 A platform whose file names no namespace renders into -n's, else the kubeconfig
 context's, else "default"; a file naming another namespace than -n is refused, as
@@ -85,7 +94,18 @@ func (o *RenderOptions) Run(_ context.Context) error {
 			if o.plane != "" && p.Name != o.plane {
 				continue
 			}
-			out = append(out, printers.PlaneObjects{Plane: string(p.Name), Objects: p.Objects})
+			// What apply creates in the cluster itself stays out, so that kubectl or a
+			// GitOps tool can apply the output as it is.
+			objs, left := plan.StandaloneObjects(p.Objects)
+			out = append(out, printers.PlaneObjects{Plane: string(p.Name), Objects: objs, LeftOut: left})
+		}
+	}
+	if o.format != printers.FormatYAML {
+		// YAML says it in a comment in place of each; JSON and names have no room.
+		for _, p := range out {
+			for _, l := range p.LeftOut {
+				fmt.Fprintf(o.ErrOut, "note: %s\n", l)
+			}
 		}
 	}
 	switch o.format {

@@ -30,7 +30,7 @@ type UpgradeFlags struct {
 
 // AddFlags registers the procedure's flags.
 func (f *UpgradeFlags) AddFlags(flags *pflag.FlagSet) {
-	flags.DurationVar(&f.CanarySoak, "canary-soak", 30*time.Second, "How long a ready canary must stay ready, without restarts, crashes or OOM kills, before its component rolls (0: no soak)")
+	flags.DurationVar(&f.CanarySoak, "canary-soak", 30*time.Second, "How long a ready canary must stay ready, without restarts, crashes or OOM kills, before its component rolls (0: only one 10s crash-loop window, less the workload's minReadySeconds)")
 	flags.DurationVar(&f.CanaryTimeout, "canary-timeout", 5*time.Minute, "How long a canary (or a StatefulSet's first updated pod) may take to become ready")
 	flags.BoolVar(&f.Atomic, "atomic", false, "When a component fails, return every component this run moved, not only the failed one")
 }
@@ -74,7 +74,9 @@ yet from the revision it starts from:
   Deployment   a canary (<name>-canary, one pod of the new version) starts beside the
                running pods; the Service sends it about 1/(n+1) of the requests. It
                must become ready within --canary-timeout and stay ready, without a
-               restart, crash loop, OOM kill or image pull error, for --canary-soak.
+               restart, crash loop, OOM kill or image pull error, for --canary-soak
+               (with 0, for 10 s less the workload's minReadySeconds: a container that
+               crashes at start is caught before the next component moves).
                Then the Deployment rolls and the canary goes. With maxSurge 0 (pods
                holding GPUs) the canary takes the place of one old pod.
   StatefulSet  the highest ordinal updates first (partition) and is soaked the same

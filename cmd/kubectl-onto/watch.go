@@ -43,6 +43,8 @@ type WatchOptions struct {
 	NodeGrace               time.Duration
 	// Resync is how often a healthy platform is checked.
 	Resync time.Duration
+	// Upgrade are the canary settings of the upgrades the watch runs.
+	Upgrade UpgradeFlags
 
 	namespaces []string
 }
@@ -57,8 +59,11 @@ func NewCmdWatch(g *GlobalOptions) *cobra.Command {
 --namespaces, or -A for all) and the objects they own, and brings each platform back
 to its declared state: an object deleted or changed by hand is applied again (only the
 fields this tool applies; autoscalers keep their replicas), a changed spec is applied
-plane by plane, a new spec.version is upgraded component by component, and deleting an
-OntoPlatform uninstalls it in reverse plane order (volumes and credentials kept).
+plane by plane, a new spec.version is upgraded component by component (one component
+per pass, behind a canary with --canary-soak and --canary-timeout, so other platforms
+are repaired in between; status.upgrade.driver says the watch goes on with it), and
+deleting an OntoPlatform uninstalls it in reverse plane order (volumes and credentials
+kept).
 
 It writes with the same code, field manager (kubectl-onto) and lock as the CLI: while
 a CLI run holds a platform's lock, watch leaves that platform alone and comes back
@@ -93,6 +98,7 @@ stream and cache per kind, not one per kind and namespace.`,
 	f.DurationVar(&o.LockTTL, "lock-ttl", apply.DefaultOptions().LockTTL, "How long a platform's lock lives without renewal, should this process die")
 	f.DurationVar(&o.Resync, "resync", 5*time.Minute, "Check each healthy platform this often (±10%), besides the changes of its objects")
 	f.DurationVar(&o.NodeGrace, "node-grace", controller.DefaultNodeGrace, "Evict a platform's Deployment pods from a node NotReady for longer than this (StatefulSet pods are only reported)")
+	o.Upgrade.AddFlags(f) // for the upgrades it runs when a spec.version changes
 	cmd.AddCommand(NewCmdWatchInstall(g))
 	return cmd
 }
@@ -122,6 +128,9 @@ func (o *WatchOptions) Validate() error {
 	case controller.DriftRepair, controller.DriftReport:
 	default:
 		return fmt.Errorf("invalid --drift %q: use repair or report", o.Drift)
+	}
+	if o.Upgrade.CanarySoak < 0 || o.Upgrade.CanaryTimeout <= 0 {
+		return fmt.Errorf("--canary-soak must be 0 or positive and --canary-timeout positive, not %s and %s", o.Upgrade.CanarySoak, o.Upgrade.CanaryTimeout)
 	}
 	if o.Resync < 10*time.Second {
 		return fmt.Errorf("--resync %s: must be at least 10s", o.Resync)
@@ -191,6 +200,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		MetricsBindAddress: o.MetricsBindAddress, HealthProbeBindAddress: o.HealthProbeBindAddress,
 		Audit: audit, Holder: holder, LockTTL: o.LockTTL, Catalog: catalog, Log: log, NodeGrace: o.NodeGrace,
 		HealthyRequeue: o.Resync,
+		Upgrade:        &controller.UpgradeSettings{CanarySoak: o.Upgrade.CanarySoak, CanaryTimeout: o.Upgrade.CanaryTimeout, Atomic: o.Upgrade.Atomic},
 	})
 	if err != nil {
 		return err

@@ -209,32 +209,52 @@ func field(line, key string) string {
 	return strings.Trim(v, `"`)
 }
 
-// ComponentTiming is how long one component of an upgrade took, from its events.
+// ComponentTiming is how long one component of an upgrade took, from its events,
+// split into the waits the procedure is made of. Each interval runs from one of the
+// component's events to its next: CanaryReady from the canary's start ("canary:",
+// or a StatefulSet's "updating the highest ordinal first") to it being ready and
+// watched; Soak from there to the next step; Rollout from "rolling out" to the next
+// step (the component on the new version, or the soak of a one-pod StatefulSet).
+// Total is from the component's first event to its last.
 type ComponentTiming struct {
-	Name string
-	// Canary is from the component's first step to its rollout; Rollout from the
-	// rollout to the component on the new version.
-	Canary, Rollout time.Duration
+	Name                       string
+	CanaryReady, Soak, Rollout time.Duration
+	Total                      time.Duration
 }
 
-// Components are the per-component timings of an upgrade or rollback run.
+// Waits is the sum of the component's canary-ready, soak and rollout times: what the
+// procedure must wait for, the rest being the tool's own work.
+func (c ComponentTiming) Waits() time.Duration { return c.CanaryReady + c.Soak + c.Rollout }
+
+// Components are the per-component timings of an upgrade or rollback run, in the
+// order the components finished; a component without a "✓ on" event (a failed one,
+// or a rollback that moves planes, not components) has none.
 func (r *CommandRun) Components() []ComponentTiming {
 	var out []ComponentTiming
-	first, rolling := map[string]float64{}, map[string]float64{}
+	events := map[string][]PluginEvent{}
 	for _, ev := range r.Events {
 		if ev.Type != apply.EventUpgradeStep || ev.Object == "" {
 			continue
 		}
 		c := ev.Object
-		if _, ok := first[c]; !ok {
-			first[c] = ev.Elapsed
+		events[c] = append(events[c], ev)
+		if !strings.HasPrefix(ev.Message, "✓ on") {
+			continue
 		}
-		switch {
-		case strings.HasPrefix(ev.Message, "rolling out"):
-			rolling[c] = ev.Elapsed
-		case strings.HasPrefix(ev.Message, "✓ on"):
-			out = append(out, ComponentTiming{Name: c, Canary: secs(rolling[c] - first[c]), Rollout: secs(ev.Elapsed - rolling[c])})
+		evs := events[c]
+		t := ComponentTiming{Name: c, Total: secs(ev.Elapsed - evs[0].Elapsed)}
+		for i, e := range evs[:len(evs)-1] {
+			d := secs(evs[i+1].Elapsed - e.Elapsed)
+			switch {
+			case strings.HasPrefix(e.Message, "canary:"), strings.HasPrefix(e.Message, "updating the highest ordinal first"):
+				t.CanaryReady += d
+			case strings.Contains(e.Message, "; watching it for"):
+				t.Soak += d
+			case strings.HasPrefix(e.Message, "rolling out"):
+				t.Rollout += d
+			}
 		}
+		out = append(out, t)
 	}
 	return out
 }

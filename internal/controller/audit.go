@@ -22,7 +22,8 @@ type AuditRecord struct {
 	// --drift=report drift-<action> (found, not done). The reactions to failing pods
 	// add delete-evicted-pod and evict-pod (done), report-crashloop, report-evicted
 	// and report-node-lost (an Event written, nothing changed); the memory remediation
-	// raise-memory (a raised limit recorded in status.remediations).
+	// raise-memory (a raised limit recorded in status.remediations) and
+	// remediation-blocked (an OOM kill whose limit was not raised: the reason says why).
 	Action string `json:"action"`
 	Object string `json:"object,omitempty"`
 	Plane  string `json:"plane,omitempty"`

@@ -74,21 +74,41 @@ type watchEnv struct {
 	// requests counts what the watch sends; sent lists each request as "METHOD path".
 	requests *bench.Counter
 	sent     *requestLog
+	// restart stops the running watch and starts another with the same options, as
+	// a restarted pod or a new leader does: the memory of the first is gone.
+	restart func()
 }
 
 // requestLog records the method and path of each request of the transports it wraps.
 type requestLog struct {
 	mu   sync.Mutex
 	sent []string
+	// uris are the same requests' paths with their queries.
+	uris []string
 }
 
 func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		l.mu.Lock()
 		l.sent = append(l.sent, r.Method+" "+r.URL.Path)
+		l.uris = append(l.uris, r.Method+" "+r.URL.RequestURI())
 		l.mu.Unlock()
 		return rt.RoundTrip(r)
 	})
+}
+
+// count is how many requests were sent whose method and URI (path and query, as
+// sent, escaped) contain every one of parts.
+func (l *requestLog) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, u := range l.uris {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(u, p) }) {
+			n++
+		}
+	}
+	return n
 }
 
 func (l *requestLog) all() []string {
@@ -151,19 +171,27 @@ func startWatchWith(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.On
 	if opts != nil {
 		opts(&o)
 	}
-	mgr, err := controller.NewManager(cfg, watchClients, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+	start := func() (stop func()) {
+		mgr, err := controller.NewManager(cfg, watchClients, o)
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- mgr.Start(ctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		}
+	}
+	stop := start()
+	e.restart = func() {
+		stop()
+		stop = start()
+	}
+	t.Cleanup(func() { stop() })
 	return e
 }
 
@@ -533,5 +561,69 @@ func TestWatchFirstPassReadsNoWorkload(t *testing.T) {
 	}
 	if p := e.live(); p.Status.Phase != v1alpha1.PhaseRunning || p.Status.ReadyComponents == "" {
 		t.Errorf("status after the first pass: phase %s, ready %q", p.Status.Phase, p.Status.ReadyComponents)
+	}
+}
+
+// TestWatchEventPerObjectAndOptionalKinds: with no periodic pass for 10 minutes, a
+// deleted ServiceMonitor (a CRD's kind, watched because the cluster serves it) and a
+// deleted ServiceAccount come back from their own watch events, and each repair is an
+// Event of its own, whose related object is the object repaired: not one Event
+// merged for the platform.
+func TestWatchEventPerObjectAndOptionalKinds(t *testing.T) {
+	t.Parallel()
+	c := testcluster.New(t)
+	e := startWatchWith(t, c, func(s *v1alpha1.OntoPlatformSpec) { s.Observability.Metrics.ServiceMonitor = true },
+		func(o *controller.Options) { o.HealthyRequeue = 10 * time.Minute })
+	ctx, ns := t.Context(), e.p.Namespace
+	e.eventually("finalizer added", 30*time.Second, func() (bool, error) {
+		return contains(e.live().Finalizers, apply.Finalizer), nil
+	})
+	monitors := e.clients.Dynamic.Resource(schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"}).Namespace(ns)
+	list, err := monitors.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("the platform's ServiceMonitors: %v, %d of them; want 1", err, len(list.Items))
+	}
+	monitor := list.Items[0]
+	account := "gateway"
+	oldAccount, err := e.clients.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, account, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Settled: the install's own passes are over.
+	time.Sleep(3 * time.Second)
+	// One after the other: a pass for either would repair both.
+	if err := monitors.Delete(ctx, monitor.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the ServiceMonitor back, from its own watch event", 30*time.Second, func() (bool, error) {
+		m, err := monitors.Get(ctx, monitor.GetName(), metav1.GetOptions{})
+		return err == nil && m.GetUID() != monitor.GetUID(), client404(err)
+	})
+	if err := e.clients.Kube.CoreV1().ServiceAccounts(ns).Delete(ctx, account, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the ServiceAccount back", 30*time.Second, func() (bool, error) {
+		a, err := e.clients.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, account, metav1.GetOptions{})
+		return err == nil && a.UID != oldAccount.UID, client404(err)
+	})
+	related := map[string]string{}
+	e.eventually("an Event for each object repaired", 10*time.Second, func() (bool, error) {
+		evs, err := e.platformEvents("Reconciled")
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range evs {
+			if ev.Related != nil {
+				related[ev.Related.Kind+"/"+ev.Related.Name] = ev.Note
+			}
+		}
+		_, m := related["ServiceMonitor/"+monitor.GetName()]
+		_, a := related["ServiceAccount/"+account]
+		return m && a, nil
+	})
+	for obj, note := range related {
+		if !strings.Contains(note, strings.Replace(obj, "/", " "+ns+"/", 1)) {
+			t.Errorf("the Event related to %s says %q, not that object", obj, note)
+		}
 	}
 }

@@ -211,6 +211,7 @@ func TestInstallRBACIsEnough(t *testing.T) {
 	p := ontotest.Example(t, "minimal.yaml", c.Namespace(t))
 	p.Spec.Version = "1.5.0"
 	ontotest.Small(&p.Spec)
+	p.Spec.Remediation.Memory = v1alpha1.MemoryRemediationSpec{Enabled: true, Factor: "1.5"}
 	ontotest.Install(t, admin, p)
 	in := installWatch(t, c, p.Namespace)
 	cfg := in.asServiceAccount()
@@ -299,6 +300,28 @@ func TestInstallRBACIsEnough(t *testing.T) {
 		}
 		return false, nil
 	})
+
+	// The memory remediation: an OOM-killed nessie gets a raised limit, recorded in
+	// status.remediations, all written as the ServiceAccount.
+	nessie, err := e.deployment(v1alpha1.ComponentNessie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := nessie.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]
+	if err := c.SetPodChaos(ctx, ns, e.runningPod(v1alpha1.ComponentNessie).Name, testcluster.ChaosOOMKilled); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("nessie's memory limit raised by the watch as its ServiceAccount", 60*time.Second, func() (bool, error) {
+		d, err := e.deployment(v1alpha1.ComponentNessie)
+		if err != nil {
+			return false, err
+		}
+		got := d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]
+		return got.Cmp(limit) > 0 && len(e.live().Status.Remediations) == 1, nil
+	})
+	if !strings.Contains(audit.String(), `"action":"raise-memory"`) {
+		t.Errorf("no raise-memory audit line:\n%s", audit.String())
+	}
 
 	ri, err := admin.Resource(platformObject(p))
 	if err != nil {

@@ -19,10 +19,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -77,6 +79,16 @@ type Options struct {
 	// EvictedPodTTL: evicted pods are deleted this long after their eviction; 0 is
 	// DefaultEvictedPodTTL, a negative value deletes them at once (tests).
 	EvictedPodTTL time.Duration
+	// Upgrade holds the canary settings of the upgrades the watch runs; nil is the
+	// upgrade's defaults.
+	Upgrade *UpgradeSettings
+}
+
+// UpgradeSettings are the canary settings of the watch's upgrades (`upgrade`'s flags
+// of the same names).
+type UpgradeSettings struct {
+	CanarySoak, CanaryTimeout time.Duration
+	Atomic                    bool
 }
 
 // LeaderElectionID names the leader election Lease.
@@ -112,6 +124,38 @@ func ownedKinds() []client.Object {
 		&corev1.Secret{}, &networkingv1.NetworkPolicy{}, &networkingv1.Ingress{}, &corev1.ResourceQuota{}}
 }
 
+// optionalKinds are the rendered kinds whose API a cluster may not serve: Prometheus
+// Operator's ServiceMonitor and cert-manager's Certificate. Those the cluster serves
+// are watched too, by their metadata alone (all a pass needs to know is that one
+// changed or went), so a deleted ServiceMonitor comes back at once, not at the next
+// periodic pass.
+var optionalKinds = []schema.GroupVersionKind{
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"},
+	{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"},
+}
+
+// servedOptionalKinds are the optionalKinds the cluster serves, as metadata-only
+// objects for the cache and the watches. A discovery failure leaves the kind out: it
+// is still repaired at the periodic pass.
+func servedOptionalKinds(clients *kube.Clients, log *slog.Logger) []client.Object {
+	if clients == nil || clients.Mapper == nil {
+		return nil
+	}
+	var out []client.Object
+	for _, gvk := range optionalKinds {
+		if _, err := clients.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			if log != nil && !meta.IsNoMatchError(err) {
+				log.Warn("discover "+gvk.Kind, "err", err)
+			}
+			continue
+		}
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(gvk)
+		out = append(out, obj)
+	}
+	return out
+}
+
 // NewManager builds the manager and registers the reconciler with it; Start runs it.
 func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Manager, error) {
 	scheme, err := Scheme()
@@ -125,7 +169,8 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 		return nil, err
 	}
 	byObject := map[client.Object]cache.ByObject{}
-	for _, obj := range ownedKinds() {
+	optional := servedOptionalKinds(clients, opts.Log)
+	for _, obj := range append(ownedKinds(), optional...) {
 		byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*member)}
 	}
 	byObject[&corev1.Secret{}] = cache.ByObject{Label: labels.NewSelector().Add(*member), Transform: secretKeysOnly}
@@ -171,7 +216,7 @@ func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Man
 	}
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clients: clients, Catalog: opts.Catalog, Recorder: mgr.GetEventRecorder(Name),
 		Audit: opts.Audit, Drift: opts.Drift, Holder: opts.Holder, LockTTL: opts.LockTTL, Log: opts.Log, HealthyRequeue: opts.HealthyRequeue,
-		Metrics: NewMetrics(metrics.Registry)}
+		Metrics: NewMetrics(metrics.Registry), optionalKinds: optional, Upgrade: opts.Upgrade}
 	if r.Live, err = newCacheSource(mgr.GetCache(), scheme, plan.APISource{Clients: clients}); err != nil {
 		return nil, err
 	}
@@ -211,7 +256,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 			RateLimiter:        workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](errorBackoffBase, errorBackoffMax),
 		})
 	toPlatform := handler.EnqueueRequestsFromMapFunc(r.platformsOf)
-	for _, obj := range ownedKinds() {
+	for _, obj := range append(ownedKinds(), r.optionalKinds...) {
 		b = b.Watches(obj, toPlatform, builder.WithPredicates(changed()))
 	}
 	b, err := r.watchPodsAndNodes(mgr, b)

@@ -399,11 +399,11 @@ func TestInstallPrivilegeAllNamespaces(t *testing.T) {
 	})
 
 	t.Run("reads are not narrowed under -A", func(t *testing.T) {
-		// Documented in the README's threat model: the watch's cache lists Secrets by
+		// Documented in docs/watch.md's threat model: the watch's cache lists Secrets by
 		// label in every namespace, which RBAC cannot narrow. The same list under
 		// --namespaces is refused (TestInstallRBACIsEnough).
 		if _, err := sa.Kube.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{}); err != nil {
-			t.Errorf("list kube-system's Secrets under -A: %v (README says it is allowed: update it)", err)
+			t.Errorf("list kube-system's Secrets under -A: %v (docs/watch.md says it is allowed: update it)", err)
 		}
 	})
 

@@ -20,6 +20,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -246,6 +247,56 @@ func (r *Reconciler) reactEvent(p *v1alpha1.OntoPlatform, pod *corev1.Pod, reaso
 	r.Recorder.Eventf(p, pod, corev1.EventTypeWarning, reason, action, "%s", note)
 }
 
+// reportedBefore says whether this watch, in this process or an earlier one (before
+// a restart or a leader change), wrote an Event with reason on platform p about pod
+// or about a pod of the same key, less than forgetAfter before now. What was
+// reported is remembered in-process; the Events are the cluster's record of it, read
+// only when that memory has nothing: once per key and process. A failed read is
+// logged and reports again: a duplicate Event is better than a lost one.
+func (r *Reconciler) reportedBefore(ctx context.Context, p *v1alpha1.OntoPlatform, pod *corev1.Pod, reason string, key func(*corev1.Pod) string, now time.Time) bool {
+	if r.Clients == nil || p.UID == "" {
+		return false
+	}
+	sel := fields.Set{"involvedObject.uid": string(p.UID), "reason": reason}.AsSelector().String()
+	list, err := r.Clients.Kube.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		r.log().Warn("reactions: read the platform's Events", "platform", p.Namespace+"/"+p.Name, "reason", reason, "err", err)
+		return false
+	}
+	want := key(pod)
+	for i := range list.Items {
+		ev := &list.Items[i]
+		rel := ev.Related
+		if ev.ReportingController != Name || rel == nil || rel.Kind != "Pod" || now.Sub(eventLastSeen(ev)) > forgetAfter {
+			continue
+		}
+		if rel.UID == pod.UID || rel.Name == pod.Name {
+			return true
+		}
+		// Another pod of the same key (a crash-looping revision's other pods).
+		var other corev1.Pod
+		if r.Client.Get(ctx, types.NamespacedName{Namespace: rel.Namespace, Name: rel.Name}, &other) == nil && key(&other) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// eventLastSeen is when ev last occurred: its series' last observation, else its
+// time.
+func eventLastSeen(ev *corev1.Event) time.Time {
+	switch {
+	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
+		return ev.Series.LastObservedTime.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	default:
+		return ev.LastTimestamp.Time
+	}
+}
+
+func podUID(pod *corev1.Pod) string { return string(pod.UID) }
+
 func (r *Reconciler) reactAudit(p *v1alpha1.OntoPlatform, pod *corev1.Pod, action, reason string) {
 	r.Audit.Write(AuditRecord{Time: r.now(), Platform: p.Namespace + "/" + p.Name, Action: action, Object: podRef(pod), Reason: reason})
 }
@@ -290,7 +341,7 @@ func crashLoopKey(pod *corev1.Pod) string {
 }
 
 func (r *Reconciler) reactCrashLoop(ctx context.Context, p *v1alpha1.OntoPlatform, pod *corev1.Pod, c *corev1.ContainerStatus, now time.Time) {
-	if _, isNew := r.Reactions.mark(crashLoopKey(pod), now); !isNew {
+	if _, isNew := r.Reactions.mark(crashLoopKey(pod), now); !isNew || r.reportedBefore(ctx, p, pod, EventCrashLoopBackOff, crashLoopKey, now) {
 		return
 	}
 	last := "no previous exit recorded"
@@ -411,7 +462,7 @@ func pressureOf(n *corev1.Node, noNodes bool) string {
 func (r *Reconciler) reactEvicted(ctx context.Context, p *v1alpha1.OntoPlatform, pod *corev1.Pod, n *corev1.Node, now time.Time) {
 	rs := r.Reactions
 	first, isNew := rs.mark(evictedKey(pod), now)
-	if isNew {
+	if isNew && !r.reportedBefore(ctx, p, pod, EventEvicted, evictedKey, now) {
 		node := orDash(pod.Spec.NodeName)
 		note := fmt.Sprintf("pod %s (%s) was evicted from node %s (%s): %s", pod.Name, componentOf(pod), node, pressureOf(n, rs.NoNodes), orDash(pod.Status.Message))
 		if rs.EvictedPodTTL > 0 {
@@ -519,7 +570,7 @@ func (r *Reconciler) reactLostNode(ctx context.Context, p *v1alpha1.OntoPlatform
 		// Come back to see where the replacement went.
 		rs.after(p, reactRetry)
 	case "StatefulSet":
-		if _, isNew := rs.mark("nodelost/"+string(pod.UID)+"/"+n.Name, now); !isNew {
+		if _, isNew := rs.mark("nodelost/"+string(pod.UID)+"/"+n.Name, now); !isNew || r.reportedBefore(ctx, p, pod, EventNodeLost, podUID, now) {
 			return
 		}
 		r.reactEvent(p, pod, EventNodeLost, "Report", fmt.Sprintf(

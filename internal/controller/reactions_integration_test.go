@@ -138,6 +138,25 @@ func TestReactCrashLoop(t *testing.T) {
 	if n := strings.Count(e.audit.String(), `"action":"report-crashloop"`); n != 1 {
 		t.Errorf("%d report-crashloop audit lines, want 1:\n%s", n, e.audit.String())
 	}
+
+	// A restarted watch (or a new leader) remembers nothing of it, but the cluster
+	// has the Event: the crash loop is not reported a second time.
+	before := e.sent.count("GET /api/v1/namespaces/"+ns+"/events?", "involvedObject.uid")
+	e.restart()
+	e.eventually("the restarted watch reading the platform's Events", 60*time.Second, func() (bool, error) {
+		return e.sent.count("GET /api/v1/namespaces/"+ns+"/events?", "involvedObject.uid") > before, nil
+	})
+	time.Sleep(2 * time.Second) // an Event it would write goes out after its read
+	evs, err = e.platformEvents(controller.EventCrashLoopBackOff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || (evs[0].Series != nil && evs[0].Series.Count > 1) {
+		t.Fatalf("after a restart of the watch, want still one CrashLoopBackOff Event, occurring once; got:%s", describeEvents(evs))
+	}
+	if n := strings.Count(e.audit.String(), `"action":"report-crashloop"`); n != 1 {
+		t.Errorf("%d report-crashloop audit lines after the restart, want 1:\n%s", n, e.audit.String())
+	}
 }
 
 // TestReactEvicted: an evicted pod gives an Evicted Event naming its node, and is

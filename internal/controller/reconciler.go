@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -76,6 +77,9 @@ type Reconciler struct {
 	Catalog *release.Catalog
 	// Recorder writes Events on the OntoPlatform.
 	Recorder events.EventRecorder
+	// optionalKinds are the served optional kinds (servedOptionalKinds) the
+	// controller watches besides ownedKinds.
+	optionalKinds []client.Object
 	// Audit receives one JSON line per change the reconciler makes; nil discards.
 	Audit *AuditLog
 	Drift DriftMode
@@ -89,6 +93,8 @@ type Reconciler struct {
 	Metrics *Metrics
 	// HealthyRequeue is the periodic pass over a healthy platform; 5 min when 0.
 	HealthyRequeue time.Duration
+	// Upgrade are the canary settings of the upgrades it runs; nil: the defaults.
+	Upgrade *UpgradeSettings
 	// Reactions to failing pods (reactions.go); nil does not react.
 	Reactions *Reactions
 
@@ -156,6 +162,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.react(ctx, &p)
 	if u := p.Status.Upgrade; u != nil {
+		if u.Driver == v1alpha1.UpgradeDriverWatch && u.FailedComponent == "" && u.Action != "rollback" && u.To == p.Spec.Version {
+			return r.upgrade(ctx, &p) // the watch's own, one component per pass
+		}
 		// Never retried by itself: a failed upgrade needs a person's decision
 		// (resume, roll back), which the CLI or a spec change brings.
 		log.Info("an upgrade is stopped; waiting for the CLI to resume or roll it back", "from", u.From, "to", u.To)
@@ -259,6 +268,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.unchanged.record(ref, desiredID, res.Plan, err != nil && !isNotReady(err), fighting)
 	}
 	log.Debug("pass", "generation", p.Generation, "observed", p.Status.ObservedGeneration, "source", source, "err", err)
+	// Every write of an unchanged spec is a repair, whatever ended the pass: one that
+	// stops at a plane not ready yet (the repaired Deployment rolling) repaired too.
+	if wrote && source != "" {
+		r.Metrics.driftRepaired(res.Applied)
+	}
 	var notReady *apply.PlaneNotReadyError
 	switch {
 	case errors.As(err, &notReady):
@@ -271,9 +285,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.rolling(ref, true) // reset
 	r.Metrics.setReady(&p, true)
-	if wrote && source != "" {
-		r.Metrics.driftRepaired(res.Applied)
-	}
 	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 }
 
@@ -418,7 +429,7 @@ func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object str
 					onApplied(ev.Object)
 				}
 				r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
-				r.event(p, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
+				r.objectEvent(p, ev.Ref, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
 			}
 		}}
 }
@@ -514,8 +525,11 @@ func (r *Reconciler) report(ctx context.Context, p *v1alpha1.OntoPlatform, d *pl
 	return ctrl.Result{RequeueAfter: jitter(r.healthyRequeue())}, nil
 }
 
-// upgrade moves the platform to its spec's new version, component by component, as
-// `kubectl onto upgrade` does.
+// upgrade moves the platform to its spec's new version as `kubectl onto upgrade`
+// does, one component per pass: status.upgrade (driver watch) is where it is, and the
+// next pass, a second later, goes on from there. A worker is held for one
+// component's canary, soak and rollout, not for the whole upgrade, so the other
+// platforms' passes (drift repairs) get a worker in between.
 func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctrl.Result, error) {
 	rel, err := r.Catalog.Get(p.Spec.Version)
 	if err != nil {
@@ -526,10 +540,20 @@ func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctr
 	opts.Apply.Holder, opts.Apply.LockTTL = r.Holder, r.lockTTL()
 	// Its steps leave the CRD and the OntoPlatform's spec alone, as every pass does.
 	opts.Apply.KeepPlatformObjects = true
+	opts.MaxComponents, opts.Driver = 1, v1alpha1.UpgradeDriverWatch
+	if s := r.Upgrade; s != nil {
+		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = s.CanarySoak, s.CanaryTimeout, s.Atomic
+	}
 	u := &upgrade.Upgrade{Clients: r.Clients, Applier: r.applier(p, nil), Namespace: p.Namespace, Name: p.Name,
 		Catalog: r.Catalog, Options: opts, Target: &upgrade.Target{Spec: *p.Spec.DeepCopy(), Release: rel}}
-	r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s", p.Status.Version, p.Spec.Version))
-	if _, err := u.Run(ctx); err != nil {
+	if p.Status.Upgrade == nil {
+		r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s, one component per pass", p.Status.Version, p.Spec.Version))
+	}
+	res, err := u.Run(ctx)
+	if err == nil && res.Paused {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if err != nil {
 		var locked *apply.LockedError
 		if errors.As(err, &locked) {
 			return ctrl.Result{RequeueAfter: r.lockTTL()}, nil
@@ -578,13 +602,29 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.OntoPlatform) err
 }
 
 func (r *Reconciler) event(p *v1alpha1.OntoPlatform, typ, reason, action, note string) {
+	r.objectEvent(p, nil, typ, reason, action, note)
+}
+
+// objectEvent writes an Event on the platform about one of its objects, named as
+// the Event's related object. The recorder merges the Events of one key (platform,
+// related object, reason, action) into one series, so each object changed has an
+// Event of its own: `kubectl get events` reads as a change log, not as one line
+// counting every write of a pass.
+func (r *Reconciler) objectEvent(p *v1alpha1.OntoPlatform, obj *plan.ObjectRef, typ, reason, action, note string) {
 	if r.Recorder == nil {
 		return
 	}
 	if len(note) > 1000 {
 		note = note[:997] + "..."
 	}
-	r.Recorder.Eventf(p, nil, typ, reason, action, "%s", note)
+	var related runtime.Object
+	if obj != nil {
+		related = &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: obj.GroupVersionKind().GroupVersion().String(), Kind: obj.Kind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.Name},
+		}
+	}
+	r.Recorder.Eventf(p, related, typ, reason, action, "%s", note)
 }
 
 // requeueAfter is a pass that must come back later without counting as a failure.

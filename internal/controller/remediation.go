@@ -159,6 +159,7 @@ func (r *Reconciler) remediateOOM(ctx context.Context, p *v1alpha1.OntoPlatform,
 		r.reactEvent(p, pod, EventRemediationBlocked, "RaiseMemory", fmt.Sprintf(
 			"%s container %s of pod %s was OOM-killed at its memory limit %s; not raised: the limit was raised %s ago (%s → %s), within the cooldown of %s",
 			component, container, pod.Name, current.String(), now.Sub(last.Time.Time).Round(time.Second), last.From, last.To, cooldown))
+		r.reactAudit(p, pod, "remediation-blocked", remediationOOMKilled+": cooldown")
 		return 0
 	}
 	if r.Drift == DriftReport {
@@ -182,6 +183,7 @@ func (r *Reconciler) remediateOOM(ctx context.Context, p *v1alpha1.OntoPlatform,
 	if to.Cmp(*current) <= 0 {
 		r.reactEvent(p, pod, EventRemediationBlocked, "RaiseMemory", fmt.Sprintf(
 			"%s container %s of pod %s was OOM-killed at its memory limit %s; not raised: %s", component, container, pod.Name, current.String(), capped))
+		r.reactAudit(p, pod, "remediation-blocked", remediationOOMKilled+": "+capped)
 		return 0
 	}
 	// What the spec rendered before the first raise: a file that renders another

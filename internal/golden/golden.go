@@ -54,6 +54,11 @@ func Assert(t testing.TB, got []byte, path string) {
 	}
 }
 
+// Updating reports whether the tests run with -update, for a test that keeps a
+// golden record other than one file (a directory of generated pages) and writes it
+// itself.
+func Updating() bool { return *update }
+
 func normalize(b []byte) []byte {
 	return bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
 }

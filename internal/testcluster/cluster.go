@@ -31,6 +31,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,26 @@ func connect(t testing.TB, path string) *Cluster {
 		t.Fatalf("create controller-runtime client: %v", err)
 	}
 	return &Cluster{Kubeconfig: path, Config: cfg, Kube: kube, Dynamic: dyn, Client: cl}
+}
+
+// Kubectl is the path of the kubectl built with the cluster (its version), for tests
+// that check what kubectl itself does with the plugin's output: bin/kubectl beside the
+// kubeconfig, where hack/testcluster/up.sh links it, else the one in
+// ONTO_TESTCLUSTER_BIN (hack/testcluster/build.sh's directory). The test is skipped
+// when neither exists: another kubectl may differ in what it sends.
+func (c *Cluster) Kubectl(t testing.TB) string {
+	t.Helper()
+	candidates := []string{filepath.Join(filepath.Dir(c.Kubeconfig), "bin", "kubectl")}
+	if dir := os.Getenv("ONTO_TESTCLUSTER_BIN"); dir != "" {
+		candidates = append(candidates, filepath.Join(dir, "kubectl"))
+	}
+	for _, path := range candidates {
+		if info, err := os.Stat(path); err == nil && !info.IsDir() {
+			return path
+		}
+	}
+	t.Skipf("no kubectl of the test cluster at %s", strings.Join(candidates, " or "))
+	return ""
 }
 
 // Namespace creates a namespace with a unique name for the test and deletes it

@@ -106,7 +106,7 @@ func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Chang
 			mu.Lock()
 			written++
 			mu.Unlock()
-			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action})
+			a.emit(Event{Type: EventObjectApplied, Plane: plane, Object: c.Object.String(), Action: c.Action, Ref: &c.Object})
 			return nil
 		})
 	}

@@ -48,4 +48,8 @@ type Event struct {
 	Phase           string `json:"phase,omitempty"`
 	Version         string `json:"version,omitempty"`
 	ReadyComponents string `json:"readyComponents,omitempty"`
+	// Ref is the object an ObjectApplied or ObjectDeleted event is about, for an
+	// observer that records the change against the object itself (the watch's
+	// Events); Object says the same for people.
+	Ref *plan.ObjectRef `json:"-"`
 }

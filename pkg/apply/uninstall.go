@@ -382,7 +382,8 @@ func (a *Applier) deleteStep(ctx context.Context, p *UninstallPlan, step Uninsta
 					mu.Unlock()
 				}
 				accepted.Add(1)
-				a.emit(Event{Type: EventObjectDeleted, Plane: step.Plane, Object: plan.RefOf(obj).String(), Action: plan.ActionDelete})
+				ref := plan.RefOf(obj)
+				a.emit(Event{Type: EventObjectDeleted, Plane: step.Plane, Object: ref.String(), Action: plan.ActionDelete, Ref: &ref})
 				return nil
 			})
 		}

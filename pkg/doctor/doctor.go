@@ -17,7 +17,7 @@ Licensed under the Apache License, Version 2.0.
 // server, RBAC denied, no GPU node). Nothing here prints; printers.DoctorView shows a
 // Report.
 //
-// Codes (ONTO-PRE-001...) are stable: documented in the README's table, never
+// Codes (ONTO-PRE-001...) are stable: documented in docs/doctor.md's table, never
 // renumbered; a retired check keeps its code unused.
 package doctor
 

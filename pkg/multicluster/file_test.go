@@ -96,23 +96,23 @@ func TestClusters(t *testing.T) {
 	}
 }
 
-// TestREADMEFleet: the fleet file the README shows is valid.
-func TestREADMEFleet(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestDocsFleet: the fleet file docs/apply.md shows is valid.
+func TestDocsFleet(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "apply.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(data), "```yaml\napiVersion: onto.paas/v1alpha1\nkind: Fleet\n")
 	if !ok {
-		t.Fatal("README.md shows no fleet file")
+		t.Fatal("docs/apply.md shows no fleet file")
 	}
 	block, _, _ := strings.Cut(rest, "```")
 	doc := "apiVersion: onto.paas/v1alpha1\nkind: Fleet\n" + block
-	f, err := multicluster.Parse("README.md", []byte(doc), []string{"dev", "prod-eu", "prod-us"})
+	f, err := multicluster.Parse("docs/apply.md", []byte(doc), []string{"dev", "prod-eu", "prod-us"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Clusters()) != 3 || len(f.Waves[1].Clusters[1].Patches) != 1 {
-		t.Errorf("README fleet: %+v", f.File)
+		t.Errorf("docs/apply.md fleet: %+v", f.File)
 	}
 }

@@ -41,6 +41,9 @@ type Desired struct {
 	// the platform does not create (external services' credentials): a plan checks
 	// that they exist with their keys, and apply refuses to write until they do.
 	UserSecrets []UserSecret
+	// IngressTLSSecrets are the Secrets the rendered Ingresses serve TLS with that the
+	// platform does not get created: a plan warns of those missing.
+	IngressTLSSecrets []IngressTLSSecret
 }
 
 // compiledCRD is the OntoPlatform CRD compiled into the binary, decoded once per
@@ -75,7 +78,8 @@ func NewDesired(p *v1alpha1.OntoPlatform, planes []render.Plane) (*Desired, erro
 		return nil, err
 	}
 	id := inventory.ID(p.Namespace, p.Name)
-	d := &Desired{CRD: crd, InventoryID: id, Namespace: p.Namespace, Version: p.Spec.Version, UserSecrets: userSecrets(p, planes)}
+	d := &Desired{CRD: crd, InventoryID: id, Namespace: p.Namespace, Version: p.Spec.Version, UserSecrets: userSecrets(p, planes),
+		IngressTLSSecrets: ingressTLSSecrets(planes)}
 	var all []*unstructured.Unstructured
 	for _, pl := range planes {
 		cp := render.Plane{Name: pl.Name, Objects: make([]*unstructured.Unstructured, len(pl.Objects))}

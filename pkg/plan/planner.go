@@ -139,6 +139,10 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	if p.MissingSecrets, err = pl.missingSecrets(ctx, d, nsExists); err != nil {
 		return nil, err
 	}
+	ingressTLS, err := pl.ingressTLSWarnings(ctx, d, nsExists)
+	if err != nil {
+		return nil, err
+	}
 	owners := platformOwners(live)
 	if parent := live[RefOf(d.Platform).key()]; parent != nil {
 		p.InstalledVersion, _, _ = unstructured.NestedString(parent.Object, "status", "version")
@@ -227,6 +231,8 @@ func (pl *Planner) Plan(ctx context.Context, d *Desired) (*Plan, error) {
 	takeBackReplicas(p, live)
 	p.summarize()
 	p.Warnings = append(namespaceWarnings(p), missingSecretWarnings(d.Namespace, p.MissingSecrets)...)
+	p.Warnings = append(p.Warnings, ingressTLS...)
+	p.Warnings = append(p.Warnings, quotaWarnings(objs, live)...)
 	for _, w := range reissues {
 		if w != "" {
 			p.Warnings = append(p.Warnings, w)

@@ -25,15 +25,7 @@ var platformFileExts = []string{".yaml", ".yml", ".json"}
 // readAll is Read of file, or of every platform file of the directory file, with
 // where each platform came from.
 func (l *Loader) readAll(file string) ([]*v1alpha1.OntoPlatform, []spec.Source, error) {
-	if file == "-" {
-		return l.read(file)
-	}
-	info, err := os.Stat(file)
-	if err != nil || !info.IsDir() {
-		// Read reports a missing file in its own words.
-		return l.read(file)
-	}
-	files, err := l.platformFiles(file)
+	files, err := l.ReadFiles(file)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,20 +34,64 @@ func (l *Loader) readAll(file string) ([]*v1alpha1.OntoPlatform, []spec.Source, 
 		sources []spec.Source
 		errs    []error
 	)
-	// Every file is read, so one run names every invalid file, not the first only.
 	for _, f := range files {
-		platforms, srcs, err := l.read(f)
-		if err != nil {
-			errs = append(errs, err)
+		if f.Err != nil {
+			errs = append(errs, f.Err)
 			continue
 		}
-		out = append(out, platforms...)
-		sources = append(sources, srcs...)
+		out = append(out, f.Platforms...)
+		sources = append(sources, f.sources...)
 	}
 	if len(errs) > 0 {
 		return nil, nil, errors.Join(errs...)
 	}
 	return out, sources, nil
+}
+
+// FileResult is one platform file as ReadFiles read it.
+type FileResult struct {
+	// File is the file's name as errors give it (InputName).
+	File string
+	// Platforms are its platforms, defaulted, validated and in their namespace; nil
+	// when Err is set.
+	Platforms []*v1alpha1.OntoPlatform
+	// Err is why the file cannot be used: a *spec.Error when it is invalid.
+	Err error
+
+	sources []spec.Source
+}
+
+// ReadFiles is Read of file, or, when file is a directory, of each of its platform
+// files (*.yaml, *.yml, *.json in name order; Recursive: those of its subdirectories
+// too), one result per file, so that a caller names every invalid file and each
+// issue's file, not the first file only. The error is the directory's own (unreadable,
+// holding no platform file); a file's is in its result.
+func (l *Loader) ReadFiles(file string) ([]FileResult, error) {
+	files := []string{file}
+	if file != "-" {
+		// A missing file is Read's to report, in its own words.
+		if info, err := os.Stat(file); err == nil && info.IsDir() {
+			if files, err = l.platformFiles(file); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make([]FileResult, 0, len(files))
+	for _, f := range files {
+		platforms, sources, err := l.read(f)
+		out = append(out, FileResult{File: InputName(f), Platforms: platforms, Err: err, sources: sources})
+	}
+	return out, nil
+}
+
+// DistinctNamespaces refuses two platforms of files in one namespace, as Load does:
+// one namespace holds one platform.
+func DistinctNamespaces(files []FileResult) error {
+	var all []*v1alpha1.OntoPlatform
+	for _, f := range files {
+		all = append(all, f.Platforms...)
+	}
+	return distinctNamespaces(all)
 }
 
 // platformFiles lists the platform files of dir in name order.

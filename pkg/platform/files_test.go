@@ -167,3 +167,50 @@ func TestLoadEmptyDirectory(t *testing.T) {
 		t.Errorf("Load of a directory without platform files = %v", err)
 	}
 }
+
+// TestReadFiles: a directory gives one result per platform file, each with its own
+// file name and, when invalid, its own *spec.Error; a file gives one result; a
+// directory without platform files is the directory's error.
+func TestReadFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), platformDoc("tenant-a", ""))
+	writeFile(t, filepath.Join(dir, "b.yaml"), platformDoc("tenant-b", "  colour: blue\n"))
+	writeFile(t, filepath.Join(dir, "c.yml"), platformDoc("tenant-a", ""))
+	writeFile(t, filepath.Join(dir, "notes.txt"), "not a platform")
+
+	files, err := newLoader(t).ReadFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		var invalid *spec.Error
+		switch {
+		case errors.As(f.Err, &invalid):
+			got = append(got, fmt.Sprintf("%s: invalid %s line %d", filepath.Base(f.File), invalid.Issues[0].Field, invalid.Issues[0].Line))
+		case f.Err != nil:
+			t.Fatalf("%s: %v", f.File, f.Err)
+		default:
+			got = append(got, fmt.Sprintf("%s: %s/%s", filepath.Base(f.File), f.Platforms[0].Namespace, f.Platforms[0].Name))
+		}
+	}
+	want := []string{"a.yaml: tenant-a/tenant-a", "b.yaml: invalid spec.colour line 8", "c.yml: tenant-a/tenant-a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("results %q, want %q", got, want)
+	}
+	if err := DistinctNamespaces(files); err == nil || !strings.Contains(err.Error(), "OntoPlatform tenant-a/tenant-a is given twice") {
+		t.Errorf("DistinctNamespaces: %v, want tenant-a given twice", err)
+	}
+
+	one, err := newLoader(t).ReadFiles(filepath.Join(dir, "a.yaml"))
+	if err != nil || len(one) != 1 || one[0].Err != nil || one[0].File != filepath.Join(dir, "a.yaml") {
+		t.Errorf("ReadFiles of a file: %+v, %v; want one valid result", one, err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newLoader(t).ReadFiles(empty); err == nil || !strings.Contains(err.Error(), "holds no .yaml") {
+		t.Errorf("ReadFiles of an empty directory: %v, want holds no .yaml", err)
+	}
+}

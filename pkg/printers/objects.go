@@ -12,19 +12,37 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
 // PlaneObjects is the rendered objects of one plane, as printed by `render`.
 type PlaneObjects struct {
 	Plane   string
 	Objects []*unstructured.Unstructured
+	// LeftOut are the objects left out of Objects (plan.StandaloneObjects); the YAML
+	// stream says so in their place, as a comment.
+	LeftOut []plan.LeftOut
 }
 
 // WriteObjectsYAML prints objects as a multi-document YAML stream that kubectl, kapp
-// and GitOps tools read, with a comment naming each object's plane.
+// and GitOps tools read, with a comment naming each object's plane. Each object left
+// out is a document of comments only, in its place, which those tools skip.
 func WriteObjectsYAML(out io.Writer, planes []PlaneObjects) error {
 	for _, p := range planes {
-		for _, obj := range p.Objects {
+		left := p.LeftOut
+		writeLeftOut := func(at int) error {
+			for ; len(left) > 0 && left[0].At <= at; left = left[1:] {
+				if _, err := fmt.Fprintf(out, "---\n# plane: %s\n# %s\n", p.Plane, left[0]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for i, obj := range p.Objects {
+			if err := writeLeftOut(i); err != nil {
+				return err
+			}
 			data, err := marshalYAML(obj.Object)
 			if err != nil {
 				return fmt.Errorf("marshal %s %s: %w", obj.GetKind(), obj.GetName(), err)
@@ -32,6 +50,9 @@ func WriteObjectsYAML(out io.Writer, planes []PlaneObjects) error {
 			if _, err := fmt.Fprintf(out, "---\n# plane: %s\n%s", p.Plane, data); err != nil {
 				return err
 			}
+		}
+		if err := writeLeftOut(len(p.Objects)); err != nil {
+			return err
 		}
 	}
 	return nil

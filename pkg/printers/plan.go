@@ -38,6 +38,9 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	if !p.HasChanges() && p.Summary.Conflicts == 0 && !v.ShowUnchanged {
 		fmt.Fprintf(&b, "No changes: OntoPlatform %s/%s (version %s) matches the cluster, %d objects unchanged.\n",
 			p.Platform.Namespace, p.Platform.Name, p.Version, p.Summary.Unchanged)
+		// A warning stands without a change: a Secret still missing, a quota already
+		// exceeded.
+		writeWarnings(&b, t, p.Warnings)
 		_, err := io.WriteString(out, b.String())
 		return err
 	}
@@ -80,11 +83,15 @@ func (v PlanView) WriteText(out io.Writer, t *Terminal) error {
 	if s.Conflicts > 0 {
 		b.WriteString(conflictAdvice(p))
 	}
-	for _, w := range p.Warnings {
-		fmt.Fprintf(&b, "%s %s\n", t.Warn.Render("Warning:"), w)
-	}
+	writeWarnings(&b, t, p.Warnings)
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+func writeWarnings(b *strings.Builder, t *Terminal, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(b, "%s %s\n", t.Warn.Render("Warning:"), w)
+	}
 }
 
 func changeLines(c plan.Change, t *Terminal) []string {

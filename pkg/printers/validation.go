@@ -75,3 +75,31 @@ func (r ValidationResult) WriteText(out io.Writer, t *Terminal) error {
 	}
 	return nil
 }
+
+// ValidationResults is what `validate` reports for a directory: one result per platform
+// file, in the order read, and the problems between files.
+type ValidationResults struct {
+	// Directory is the directory given with -f.
+	Directory string `json:"directory"`
+	// Valid is true when every file is valid and no two platforms share a namespace.
+	Valid bool               `json:"valid"`
+	Files []ValidationResult `json:"files"`
+	// Errors are the problems of the platforms together (two in one namespace), which
+	// no single file has.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// WriteText prints each file's result, then the problems between files.
+func (r ValidationResults) WriteText(out io.Writer, t *Terminal) error {
+	for _, f := range r.Files {
+		if err := f.WriteText(out, t); err != nil {
+			return err
+		}
+	}
+	for _, e := range r.Errors {
+		if _, err := fmt.Fprintf(out, "%s %s: %s\n", t.Fail.Render("✗"), r.Directory, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

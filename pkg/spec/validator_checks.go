@@ -162,6 +162,7 @@ func (v *Validator) check(ctx context.Context, obj map[string]any, c *collector)
 	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.schema.structural, obj)...)
 	for _, e := range errs {
 		e.Detail = friendlyDetail(e)
+		typeErrorDetail(e, obj)
 		if e.Type == field.ErrorTypeRequired && e.Detail == "" {
 			e.Detail = v.requiredDetail(e.Field)
 		}

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -199,4 +200,91 @@ func (v *Validator) requiredDetail(path string) string {
 		name = segs[len(segs)-1].name
 	}
 	return fmt.Sprintf("required field %q is missing", name)
+}
+
+// schemaTypeError matches the OpenAPI validator's detail for a value of the wrong JSON
+// type, once friendlyDetail has cut the path: `must be of type boolean: "string"`. Its
+// value is the name of the type given, not the value.
+var schemaTypeError = regexp.MustCompile(`^must be of type (\w+): "(\w+)"$`)
+
+// schemaTypeNames say what a value of each OpenAPI type is, for messages.
+var schemaTypeNames = map[string]string{
+	"boolean": "true or false", "integer": "an integer", "number": "a number",
+	"string": "a string", "object": "an object", "array": "a list", "null": "null",
+}
+
+// typeErrorDetail rewords a wrong-type error so that it shows the value given, read
+// from the decoded document obj, instead of the name of its type:
+// `Invalid value: "maybe": must be true or false, not a string`. A list or an object is
+// not shown (it may be long); the error is unchanged when the value is not found.
+func typeErrorDetail(e *field.Error, obj map[string]any) {
+	m := schemaTypeError.FindStringSubmatch(e.Detail)
+	if m == nil {
+		return
+	}
+	want, got := schemaTypeNames[m[1]], schemaTypeNames[m[2]]
+	if want == "" || got == "" {
+		return
+	}
+	value, ok := valueAt(obj, parsePath(e.Field))
+	if !ok {
+		return
+	}
+	e.Detail = fmt.Sprintf("must be %s, not %s", want, got)
+	switch v := value.(type) {
+	case map[string]any, []any:
+		e.BadValue = field.OmitValueType{}
+	case string:
+		e.BadValue = v
+		if m[1] == "boolean" && isQuotedBoolean(v) {
+			e.Detail += "; write true or false without quotes"
+		}
+	default:
+		e.BadValue = v
+	}
+}
+
+// isQuotedBoolean reports whether s, a string in the file, would be a boolean to
+// kubectl without its quotes (YAML 1.1, which kubectl's YAML reading follows).
+func isQuotedBoolean(s string) bool {
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "y", "n":
+		return true
+	}
+	return false
+}
+
+// valueAt is the value at the field path segs in a decoded document. A map key may
+// contain dots, unbracketed in the OpenAPI validator's paths, so at a map every run of
+// name segments is tried as a key, as lineIndex does.
+func valueAt(v any, segs []segment) (any, bool) {
+	if len(segs) == 0 {
+		return v, true
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k := 1; k <= len(segs); k++ {
+			if k > 1 && segs[k-1].bracket {
+				break
+			}
+			names := make([]string, k)
+			for j := range k {
+				names[j] = segs[j].name
+			}
+			if child, ok := t[strings.Join(names, ".")]; ok {
+				if out, ok := valueAt(child, segs[k:]); ok {
+					return out, true
+				}
+			}
+			if segs[0].bracket {
+				break
+			}
+		}
+	case []any:
+		i, err := strconv.Atoi(segs[0].name)
+		if segs[0].bracket && err == nil && i >= 0 && i < len(t) {
+			return valueAt(t[i], segs[1:])
+		}
+	}
+	return nil, false
 }

@@ -118,7 +118,19 @@ func TestLoadInvalid(t *testing.T) {
 			{11, "spec.tenancy.networkPolicy.ingressNamespaces[1]", 0},
 			{12, "spec.tenancy.networkPolicy.monitoringNamespaces[1]", 0},
 		}},
-		{file: "wrong-type.yaml", want: []at{{9, "spec.gateway.replicas", 0}}, contains: []string{"must be of type integer"}},
+		{file: "wrong-type.yaml", want: []at{{9, "spec.gateway.replicas", 0}}, contains: []string{`spec.gateway.replicas: Invalid value: "three": must be an integer, not a string`}},
+		// The value given, not the name of its type; a list is not shown.
+		{file: "wrong-type-boolean.yaml", want: []at{
+			{11, "spec.controlPlane.ontologyService.autoscaling.enabled", 0},
+			{15, "spec.gateway.ingress.enabled", 0},
+			{17, "spec.global.tlsEnabled", 0},
+			{20, "spec.tenancy.networkPolicy.isolate", 0},
+		}, contains: []string{
+			`wrong-type-boolean.yaml:11: spec.controlPlane.ontologyService.autoscaling.enabled: Invalid value: "yes": must be true or false, not a string; write true or false without quotes`,
+			`wrong-type-boolean.yaml:15: spec.gateway.ingress.enabled: Invalid value: "maybe": must be true or false, not a string`,
+			`wrong-type-boolean.yaml:17: spec.global.tlsEnabled: Invalid value: 1: must be true or false, not an integer`,
+			`wrong-type-boolean.yaml:20: spec.tenancy.networkPolicy.isolate: Invalid value: must be true or false, not a list`,
+		}},
 		{file: "tracing-sampling.yaml", want: []at{{11, "spec.observability.tracing.samplingRatio", 0}}},
 		{file: "remediation-factor.yaml", want: []at{{11, "spec.remediation.memory.factor", 0}}, contains: []string{"factor must be a decimal above 1 and at most 4"}},
 		{file: "pods-metric-duplicate.yaml", want: []at{{15, "spec.controlPlane.ontologyService.autoscaling.podsMetrics[1]", 0}}},

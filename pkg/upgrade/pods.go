@@ -35,6 +35,29 @@ import (
 // generation: seconds on a healthy cluster.
 const observeTimeout = 30 * time.Second
 
+// crashLoopWindow is how long a new pod is watched after it is ready when no soak
+// is asked for: with --canary-soak 0 and minReadySeconds 0, a container that exits
+// seconds after it starts was Ready, every wait passed, and the next components moved
+// before anything saw the crash. minReadySeconds counts towards the window (render
+// gives workloads 10 s by default, so the window only costs time when a platform
+// sets it lower).
+const crashLoopWindow = 10 * time.Second
+
+// soakDuration is how long soak watches a pod of a workload whose minReadySeconds is
+// minReady: the canary soak, or when that is 0, what is left of one crash-loop window.
+func soakDuration(canarySoak time.Duration, minReady int64) (d time.Duration, window bool) {
+	if canarySoak > 0 {
+		return canarySoak, false
+	}
+	return max(crashLoopWindow-time.Duration(minReady)*time.Second, 0), true
+}
+
+// minReadySeconds is workload w's spec.minReadySeconds (0 when unset).
+func minReadySeconds(w *unstructured.Unstructured) int64 {
+	n, _, _ := unstructured.NestedInt64(w.Object, "spec", "minReadySeconds")
+	return n
+}
+
 // SoakError says how a canary failed while it was watched.
 type SoakError struct {
 	Pod    string
@@ -50,15 +73,20 @@ func canarySelector(c *unstructured.Unstructured) string {
 }
 
 // soak watches the pods selector picks (a label selector, or "metadata.name=NAME" for
-// one pod) for CanarySoak: each must stay ready, without a restart and without a pod
-// problem (CrashLoopBackOff, OOMKilled, ImagePullBackOff, Unschedulable). Pods are
-// watched, not polled, so a problem fails the soak when it happens.
-func (r *run) soak(ctx context.Context, component, name, selector string) error {
-	d := r.u.Options.CanarySoak
+// one pod) of workload w for CanarySoak: each must stay ready, without a restart and
+// without a pod problem (CrashLoopBackOff, OOMKilled, ImagePullBackOff, Unschedulable).
+// Pods are watched, not polled, so a problem fails the soak when it happens. A soak of
+// 0 still watches one crash-loop window, less w's minReadySeconds.
+func (r *run) soak(ctx context.Context, component string, w *unstructured.Unstructured, name, selector string) error {
+	d, window := soakDuration(r.u.Options.CanarySoak, minReadySeconds(w))
 	if d <= 0 {
 		return nil
 	}
-	r.emit(component, fmt.Sprintf("%s ready; watching it for %s (restarts, crashes, OOM kills)", name, d))
+	if window {
+		r.emit(component, fmt.Sprintf("%s ready; watching it for %s for a crash at start (--canary-soak 0: one %s crash-loop window, less minReadySeconds)", name, d, crashLoopWindow))
+	} else {
+		r.emit(component, fmt.Sprintf("%s ready; watching it for %s (restarts, crashes, OOM kills)", name, d))
+	}
 	opts := metav1.ListOptions{}
 	if field, ok := strings.CutPrefix(selector, "metadata.name="); ok {
 		opts.FieldSelector = "metadata.name=" + field

@@ -115,12 +115,22 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		r.moved[c] = true
 		movedNow = append(movedNow, c)
 		res.Steps = append(res.Steps, c)
+		left := len(r.steps) - len(doneList(r.steps, r.moved))
+		paused := u.Options.MaxComponents > 0 && len(movedNow) >= u.Options.MaxComponents && left > 0
 		if _, err := u.updateStatus(ctx, func(st *v1alpha1.OntoPlatformStatus) {
 			if st.Upgrade != nil {
 				st.Upgrade.Done, st.Upgrade.Current, st.Upgrade.Step = doneList(r.steps, r.moved), "", ""
+				if paused {
+					st.Upgrade.Message = fmt.Sprintf("%d of %d components on %s; the next moves at the next pass", len(r.steps)-left, len(r.steps), to)
+				}
 			}
 		}); err != nil {
 			return res, err
+		}
+		if paused {
+			r.emit("", fmt.Sprintf("%d of %d components moved; %d left for the next run", len(r.steps)-left, len(r.steps), left))
+			res.Paused, res.Remaining = true, left
+			return res, nil
 		}
 	}
 
@@ -172,6 +182,9 @@ func (r *run) recordStart(ctx context.Context, from, to string) error {
 		if targetName != "" {
 			st.Upgrade.Target = targetName
 		}
+		// Who drives it now: a CLI run that resumes the watch's upgrade takes it over,
+		// and its stop waits for a person.
+		st.Upgrade.Driver = u.Options.Driver
 		st.Upgrade.Done = doneList(r.steps, r.moved)
 		st.Upgrade.FailedComponent, st.Upgrade.Message = "", ""
 		st.Phase = v1alpha1.PhaseUpgrading
@@ -302,7 +315,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		}
 		r.setStep(ctx, c, v1alpha1.StepSoak)
 		for _, cn := range canaries {
-			if err := r.soak(ctx, c, cn.GetName(), canarySelector(cn)); err != nil {
+			if err := r.soak(ctx, c, cn, cn.GetName(), canarySelector(cn)); err != nil {
 				return err
 			}
 		}
@@ -326,7 +339,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 		for _, s := range sts {
 			if n, _ := replicasOf(s); n > 1 {
 				top := fmt.Sprintf("%s-%d", s.GetName(), n-1)
-				if err := r.soak(ctx, c, top, "metadata.name="+top); err != nil {
+				if err := r.soak(ctx, c, s, top, "metadata.name="+top); err != nil {
 					return err
 				}
 			}
@@ -352,7 +365,7 @@ func (r *run) moveComponent(ctx context.Context, c string) error {
 	// it runs the new version.
 	for _, s := range sts {
 		if n, _ := replicasOf(s); n == 1 {
-			if err := r.soak(ctx, c, s.GetName()+"-0", "metadata.name="+s.GetName()+"-0"); err != nil {
+			if err := r.soak(ctx, c, s, s.GetName()+"-0", "metadata.name="+s.GetName()+"-0"); err != nil {
 				return err
 			}
 		}
@@ -617,13 +630,19 @@ func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
 	back := doneList(Steps(r.to, r.from, componentOrder(r.st), false), r.moved)
 	slices.Reverse(back)
 	res.From, res.To = r.target.Spec.Version, r.st.from.Spec.Version
+	returned := back
+	// The component the upgrade stopped at may be half moved: it goes back first. One
+	// that failed was already returned by the failed run; it is applied again, as
+	// cheap as a no-op, but not counted as moved.
+	if up := r.st.live.Status.Upgrade; up != nil && up.Current != "" && !slices.Contains(back, up.Current) {
+		returned = append([]string{up.Current}, back...)
+		if up.FailedComponent != up.Current {
+			back = returned
+		}
+	}
 	r.emit("", fmt.Sprintf("undoing the stopped upgrade to %s: returning %d moved components to %s", r.target.Spec.Version, len(back), r.st.from.Spec.Version))
 	r.setStep(ctx, "", v1alpha1.StepRollingBack)
-	// The component the upgrade stopped at may be half moved.
-	if up := r.st.live.Status.Upgrade; up != nil && up.Current != "" && !slices.Contains(back, up.Current) {
-		back = append([]string{up.Current}, back...)
-	}
-	if err := r.returnComponents(ctx, back, true); err != nil {
+	if err := r.returnComponents(ctx, returned, true); err != nil {
 		return res, err
 	}
 	res.Steps = back

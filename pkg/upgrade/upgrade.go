@@ -69,6 +69,13 @@ type Options struct {
 	CanarySoak time.Duration
 	// Atomic returns every component this run moved when one fails.
 	Atomic bool
+	// MaxComponents, when positive, ends the run after it moved that many
+	// components, the upgrade recorded as in progress (Result.Paused): the next run
+	// with the same target goes on. The watch moves one component per pass, so no
+	// worker is held for a whole upgrade.
+	MaxComponents int
+	// Driver is recorded as status.upgrade.driver: "watch" for the watch's runs.
+	Driver string
 	// Force allows a downgrade or a version off the release's upgrade path.
 	Force bool
 	// ForceFlag names the flag that sets Force in the command that runs the upgrade,
@@ -117,6 +124,10 @@ type Result struct {
 	Steps []string
 	// Status is the platform's status at the end.
 	Status *v1alpha1.OntoPlatformStatus
+	// Paused: the run moved Options.MaxComponents components and stopped, the
+	// upgrade still in progress; Remaining components are left.
+	Paused    bool
+	Remaining int
 }
 
 // ComponentError says which component failed, and what became of it.
@@ -329,6 +340,10 @@ func (u *Upgrade) begin(ctx context.Context) (*start, error) {
 		finish := fmt.Sprintf("kubectl onto upgrade %s -n %s --to %s", u.Name, u.Namespace, up.To)
 		if up.Action == "rollback" {
 			finish = fmt.Sprintf("kubectl onto rollback %s -n %s", u.Name, u.Namespace)
+		}
+		if up.Driver == v1alpha1.UpgradeDriverWatch && up.FailedComponent == "" {
+			return nil, fmt.Errorf("%s/%s is being upgraded to %s by the watch, one component per pass (%d done); wait for it (kubectl onto status %s -n %s --wait), or undo it (kubectl onto rollback %s -n %s) first",
+				u.Namespace, u.Name, up.To, len(up.Done), u.Name, u.Namespace, u.Name, u.Namespace)
 		}
 		return nil, fmt.Errorf("%s/%s has a stopped %s to %s (at %s; no run holds its lock); finish it (%s) or undo it (kubectl onto rollback %s -n %s) first",
 			u.Namespace, u.Name, orDefault(up.Action, "upgrade"), up.To, orDefault(up.Current, "its start"), finish, u.Name, u.Namespace)
