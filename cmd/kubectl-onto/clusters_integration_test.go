@@ -216,8 +216,9 @@ func TestCLIFleetOfClusters(t *testing.T) {
 	// The upgrade's canary fails on dev: the production wave is not touched.
 	fix := dev.ChaosImageUntil(t, ns, "ghcr.io/coomia-dip/ontology-service:1.6.0", testcluster.ChaosNeverReady)
 	// 10 s for the canary that never becomes ready; the runs after the fix keep the
-	// default, so a busy machine does not fail a canary that is merely slow.
-	upgradeArgs := []string{"upgrade", "--fleet", fleet, "--to", "1.6.0", "--canary-soak", "0s", "-o", "json", kc}
+	// default, so a busy machine does not fail a canary that is merely slow. A 1 s
+	// soak: with 0 each canary is still watched for a 10 s crash-loop window.
+	upgradeArgs := []string{"upgrade", "--fleet", fleet, "--to", "1.6.0", "--canary-soak", "1s", "-o", "json", kc}
 	r = runCmd(t, append(upgradeArgs, "--canary-timeout", "10s")...)
 	v = fleetRun(t, r)
 	if r.code != 1 || results(v) != "dev=failed staging=not-started prod=not-started" || v.StoppedAt != "canary" {
