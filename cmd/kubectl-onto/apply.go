@@ -98,6 +98,8 @@ type ApplyOptions struct {
 	DryRunFlags
 	// FleetFlags tune a run over several platforms.
 	FleetFlags
+	// ClusterFleetFlags run the apply on every cluster of a fleet file.
+	ClusterFleetFlags
 	// PlanFile applies a plan saved with `plan -o json`.
 	PlanFile string
 
@@ -135,14 +137,46 @@ run --parallel at a time, each with its own lock, status and revision; their pro
 lines start with namespace/name, and a table (NAMESPACE NAME RESULT CHANGES DURATION
 ERROR) ends the run. One failure does not stop the others unless --fail-fast; the run
 exits 1 naming the platforms that failed. With -o json the last line is
-{"platforms": [...], "success": ...}.`,
+{"platforms": [...], "success": ...}.
+
+--fleet FLEET applies to many clusters, in waves. The fleet file names the platform
+file(s), the clusters by kubeconfig context grouped into ordered waves (a canary
+first), maxParallel per wave, maxFailures, and per-cluster patches (the shape of
+spec.patches, stored with that cluster's platform):
+
+  apiVersion: onto.paas/v1alpha1
+  kind: Fleet
+  platforms: [platform.yaml]
+  maxFailures: 0
+  waves:
+  - name: canary
+    clusters: [{context: dev}]
+  - name: production
+    maxParallel: 2
+    clusters:
+    - context: prod-eu
+    - context: prod-us
+      patches: [{target: {kind: Deployment, name: gateway}, patch: "..."}]
+
+Everything is validated offline first (an unknown context is an error before any
+request). Each cluster is reached through its own context only. A wave's clusters
+run side by side; a cluster passes when its apply succeeded and doctor finds no
+error there; the next wave starts only when every cluster of the wave passed. More
+failures than maxFailures stop the fleet: the later waves are not touched. A
+cluster whose platform already runs the file's spec (Running, at its generation) is
+up to date and only checked, so running the same command again resumes after the
+last finished wave: the state is in the clusters' OntoPlatform statuses. Progress
+lines start with the cluster's name; a table (CLUSTER WAVE RESULT CHANGES DURATION
+ERROR) ends the run, or with -o json a last line {"clusters": [...], "success": ...}.
+--dry-run=server plans every wave (as plan --fleet).`,
 		Example: `  kubectl onto apply -f platform.yaml
   kubectl onto apply -f platform.yaml --dry-run=server        # plan, validated by the API server
   kubectl onto apply -f platform.yaml --dry-run               # offline: what would be applied, plane by plane
   kubectl onto apply -f platform.yaml -o json > events.jsonl  # progress as JSON lines, for CI
   kubectl onto apply -f platform.yaml --plan plan.json        # exactly the reviewed plan
   kubectl onto apply -f tenants/ --parallel 8                 # every platform of the directory, 8 at a time
-  kubectl onto apply -f tenants.yaml --fail-fast              # several platforms; the first failure cancels the rest`,
+  kubectl onto apply -f tenants.yaml --fail-fast              # several platforms; the first failure cancels the rest
+  kubectl onto apply --fleet fleet.yaml                       # every cluster of the fleet, wave by wave, canary first`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
@@ -151,6 +185,7 @@ exits 1 naming the platforms that failed. With -o json the last line is
 	o.UpgradeFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
 	o.FleetFlags.AddFlags(cmd.Flags())
+	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	o.DryRunFlags.AddFlags(cmd.Flags(), "client lists what would be applied, plane by plane, without contacting the cluster; server prints the plan, each object validated by the API server, and fails where apply would")
 	cmd.Flags().StringVar(&o.PlanFile, "plan", "", "Apply this plan (from plan -o json); refused if the cluster changed since it was made")
 	return cmd
@@ -164,7 +199,10 @@ func (o *ApplyOptions) Complete(_ []string) (err error) {
 
 // Validate checks flag combinations.
 func (o *ApplyOptions) Validate() error {
-	if err := o.FileFlags.Validate(); err != nil {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.FileFlags); err != nil {
+		return err
+	}
+	if err := o.FileFlags.Validate(); o.Fleet == "" && err != nil {
 		return err
 	}
 	if err := o.ApplyFlags.Validate(); err != nil {
@@ -189,6 +227,9 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 }
 
 func (o *ApplyOptions) run(ctx context.Context) error {
+	if o.Fleet != "" {
+		return o.runFleetOfClusters(ctx)
+	}
 	loaded, err := o.loadPlatforms(o.FileFlags)
 	if err != nil {
 		return err

@@ -45,6 +45,7 @@ func fileFlagExtensions() map[string][]string {
 		"patch":    {"yaml", "yml", "json"},
 		"config":   {"yaml", "yml", "json"},
 		"plan":     {"json"},
+		"fleet":    {"yaml", "yml"},
 	}
 }
 

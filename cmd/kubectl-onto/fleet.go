@@ -197,6 +197,9 @@ type fleetStreams struct {
 	// errOut takes notes and each platform's error, in full.
 	errOut io.Writer
 	term   *printers.Terminal
+	// cluster names the cluster of a run over a fleet of clusters (--fleet): it
+	// begins every line, before the platform.
+	cluster string
 }
 
 // fleetStreams returns the streams for format; both are locked, since the platforms
@@ -215,12 +218,16 @@ func (g *GlobalOptions) fleetStreams(format printers.Format) fleetStreams {
 
 // progress prints one platform's run events.
 func (s fleetStreams) progress(ref string) *printers.Progress {
-	return &printers.Progress{Out: s.out, Term: s.term, JSON: s.json, Now: time.Now, Platform: ref}
+	return &printers.Progress{Out: s.out, Term: s.term, JSON: s.json, Now: time.Now, Platform: ref, Cluster: s.cluster}
 }
 
 // notes is stderr with the platform's name before each line.
 func (s fleetStreams) notes(ref string) io.Writer {
-	return &prefixWriter{w: s.errOut, prefix: s.term.Bold.Render(ref) + " "}
+	prefix := s.term.Bold.Render(ref) + " "
+	if s.cluster != "" {
+		prefix = s.term.Bold.Render(s.cluster) + " " + prefix
+	}
+	return &prefixWriter{w: s.errOut, prefix: prefix}
 }
 
 // fleetView is the table of a run: each platform's row, its result, duration and

@@ -29,6 +29,8 @@ type PlanOptions struct {
 	OutputFlags
 	// FleetFlags tune a plan of several platforms.
 	FleetFlags
+	// ClusterFleetFlags plan every cluster of a fleet file.
+	ClusterFleetFlags
 	// DetailedExitCode exits 2 when the plan has changes, 0 when it has none.
 	DetailedExitCode bool
 	// ShowUnchanged lists unchanged objects instead of counting them.
@@ -60,17 +62,25 @@ its subdirectories), plans several platforms, --parallel at a time: each plan in
 file's order, then a table (NAMESPACE NAME RESULT CHANGES DURATION ERROR); -o json
 prints {"platforms": [{"namespace", "name", "result", "plan", ...}], "success": ...}.
 A platform that cannot be planned does not stop the others unless --fail-fast; the
-run exits 1 naming it. --detailed-exitcode exits 2 when any plan has changes.`,
+run exits 1 naming it. --detailed-exitcode exits 2 when any plan has changes.
+
+--fleet FLEET plans every cluster of a fleet file (see kubectl onto apply --help),
+every wave: each cluster's plan, then a table CLUSTER WAVE CHANGES CONFLICTS; -o json
+prints {"clusters": [{"cluster", "wave", "platforms": [{..., "plan"}], ...}]}. A
+cluster that cannot be planned does not stop the others; the run exits 1 naming it.
+--detailed-exitcode exits 2 when any cluster changes.`,
 		Example: `  kubectl onto plan -f platform.yaml
   kubectl onto plan -f platform.yaml --detailed-exitcode   # 0 no changes, 2 changes, 1 error
   kubectl onto plan -f platform.yaml -o json > plan.json && kubectl onto apply -f platform.yaml --plan plan.json
-  kubectl onto plan -f tenants/ -R --parallel 8             # every platform under tenants/`,
+  kubectl onto plan -f tenants/ -R --parallel 8             # every platform under tenants/
+  kubectl onto plan --fleet fleet.yaml --detailed-exitcode  # every cluster of the fleet`,
 		Args: cobra.NoArgs,
 		RunE: runCommand(o),
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "jsonpath")
 	o.FleetFlags.AddFlags(cmd.Flags())
+	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "Exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&o.ShowUnchanged, "show-unchanged", false, "List unchanged objects too")
 	cmd.Flags().BoolVar(&o.Adopt, "adopt", false, "Plan as apply --adopt would: existing objects of no platform are updates, not conflicts")
@@ -85,7 +95,10 @@ func (o *PlanOptions) Complete(_ []string) (err error) {
 
 // Validate checks the flags.
 func (o *PlanOptions) Validate() error {
-	if err := o.FileFlags.Validate(); err != nil {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.FileFlags); err != nil {
+		return err
+	}
+	if err := o.FileFlags.Validate(); o.Fleet == "" && err != nil {
 		return err
 	}
 	return o.FleetFlags.Validate()
@@ -93,6 +106,13 @@ func (o *PlanOptions) Validate() error {
 
 // Run plans and prints: one platform as always, several each in turn (runMany).
 func (o *PlanOptions) Run(ctx context.Context) error {
+	if o.Fleet != "" {
+		cf, err := o.loadClusterFleet(o.Fleet)
+		if err != nil {
+			return err
+		}
+		return o.planClusters(ctx, cf, planClusterOptions{format: o.format, adopt: o.Adopt, showUnchanged: o.ShowUnchanged, detailedExitCode: o.DetailedExitCode})
+	}
 	loaded, err := o.loadPlatforms(o.FileFlags)
 	if err != nil {
 		return err

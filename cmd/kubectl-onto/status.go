@@ -30,6 +30,8 @@ type StatusOptions struct {
 	Timeout time.Duration
 	// AllNamespaces lists every platform of the cluster, one row each.
 	AllNamespaces bool
+	// ClusterFleetFlags report every cluster of a fleet file.
+	ClusterFleetFlags
 
 	format printers.Format
 }
@@ -54,19 +56,26 @@ The command exits 0 whenever it could report, ready or not. With --wait it watch
 the workloads until every component is ready, and exits 1 naming the first component
 that is not, and why, when --timeout passes. Once every component is ready after an
 apply --wait=false, --wait records that run's outcome in the OntoPlatform's status
-(Ready=True, observedGeneration), so kubectl wait and Flux see it too.`,
+(Ready=True, observedGeneration), so kubectl wait and Flux see it too.
+
+--fleet FLEET reports the fleet's platforms on every cluster of a fleet file (see
+kubectl onto apply --help), one row each: CLUSTER WAVE PHASE VERSION READY AGE; -o
+json prints each cluster's reports. It exits 1 when a cluster cannot be read within
+--timeout.`,
 		Example: `  kubectl onto status -n onto-system
   kubectl onto status onto-production -n onto-system -o json
   kubectl onto status --wait --timeout 10m     # in CI, after apply --wait=false
   kubectl onto status -A -o wide               # every platform of the cluster
+  kubectl onto status --fleet fleet.yaml       # every cluster of a fleet
   kubectl onto status -n onto-system -o jsonpath='{.phase}{" "}{.readyComponents}'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
 	}
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "name", "wide", "jsonpath")
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until every component is ready; exit 1 if --timeout passes first")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long --wait waits")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "How long --wait waits (with --fleet: how long the report may take)")
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List every platform of the cluster, one row each")
+	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -80,6 +89,12 @@ func (o *StatusOptions) Complete(args []string) (err error) {
 
 // Validate checks the flags.
 func (o *StatusOptions) Validate() error {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, FileFlags{}); err != nil {
+		return err
+	}
+	if o.Fleet != "" && (o.Name != "" || o.AllNamespaces || o.Wait) {
+		return fmt.Errorf("--fleet reports the fleet's platforms on each of its clusters: it takes no NAME, -A or --wait")
+	}
 	if o.AllNamespaces && o.Name != "" {
 		return fmt.Errorf("a platform NAME and --all-namespaces exclude each other: a name is looked up in one namespace (-n)")
 	}
@@ -94,6 +109,9 @@ func (o *StatusOptions) Validate() error {
 
 // Run waits when asked, then reports.
 func (o *StatusOptions) Run(ctx context.Context) error {
+	if o.Fleet != "" {
+		return o.statusClusters(ctx)
+	}
 	clients, err := o.Clients()
 	if err != nil {
 		return err

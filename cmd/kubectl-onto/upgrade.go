@@ -52,6 +52,8 @@ type UpgradeOptions struct {
 	ToRevision int64
 	// rollback runs the procedure towards an older revision, in reverse plane order.
 	rollback bool
+	// ClusterFleetFlags upgrade every cluster of a fleet file (--to only).
+	ClusterFleetFlags
 	// Canary: rollback moves component by component behind canaries, as upgrade
 	// does, instead of applying the revision plane by plane.
 	Canary bool
@@ -89,11 +91,19 @@ ConfigMaps stay for the old pods and for a rollback.
 
 --to takes the version from the release catalog and keeps the rest of the installed
 spec; -f FILE takes the whole spec of the file. A downgrade or a version outside the
-release's upgrade path is refused unless --force.`,
+release's upgrade path is refused unless --force.
+
+--fleet FLEET --to VERSION upgrades the fleet's platforms on every cluster of a fleet
+file (see kubectl onto apply --help), wave by wave: a canary cluster's failure stops
+the fleet before the next wave, which is not touched. A cluster already at VERSION is
+up to date; running the same command again resumes the stopped upgrade, then the
+waves after it. With --dry-run it previews every wave: each cluster's steps and plan,
+then CLUSTER WAVE CHANGES CONFLICTS.`,
 		Example: `  kubectl onto upgrade onto-production -n onto-system --to 1.6.0
   kubectl onto upgrade -n onto-system --to 1.6.0 --dry-run           # the steps and the plan, nothing written
   kubectl onto upgrade -f platform.yaml --canary-soak 2m --atomic    # the file's spec, at its spec.version
-  kubectl onto upgrade onto-production -n onto-system --to 1.6.0 -o json > events.jsonl`,
+  kubectl onto upgrade onto-production -n onto-system --to 1.6.0 -o json > events.jsonl
+  kubectl onto upgrade --fleet fleet.yaml --to 1.6.0                 # every cluster, canary wave first`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runCommand(o),
 	}
@@ -150,6 +160,9 @@ func (o *UpgradeOptions) addFlags(cmd *cobra.Command) {
 	o.UpgradeFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
 	o.DryRunFlags.AddFlags(cmd.Flags(), "show the steps and the plan of the target; nothing is written")
+	if !o.rollback {
+		o.ClusterFleetFlags.AddFlags(cmd.Flags())
+	}
 }
 
 // Complete reads the name, the namespace and the output format.
@@ -168,7 +181,16 @@ func (o *UpgradeOptions) Validate() error {
 	if err := o.ApplyFlags.Validate(); err != nil {
 		return err
 	}
-	if !o.rollback {
+	if err := o.ClusterFleetFlags.validate(o.GlobalOptions, o.FileFlags); err != nil {
+		return err
+	}
+	switch {
+	case o.Fleet != "" && o.To == "":
+		return errors.New("--fleet needs --to VERSION: every cluster's platform moves to it, keeping its spec")
+	case o.Fleet != "" && o.Name != "":
+		return errors.New("--fleet names the platforms in its platform files: pass no NAME")
+	}
+	if !o.rollback && o.Fleet == "" {
 		switch {
 		case o.To == "" && o.Filename == "":
 			return errors.New("say what to upgrade to: --to VERSION (the installed spec at that version) or -f FILE (the file's spec)")
@@ -192,6 +214,9 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		command = "rollback"
 	}
 	return runWithin(ctx, o.Timeout, command, "run the same command again to resume", func(ctx context.Context) error {
+		if o.Fleet != "" {
+			return o.runFleetOfClusters(ctx)
+		}
 		u, err := o.newUpgrade(ctx)
 		if err != nil {
 			return err

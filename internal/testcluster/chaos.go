@@ -180,6 +180,14 @@ func (c *Cluster) NeverReadyImage(t testing.TB, namespace, image string) {
 // state, except that the crashloop and oomkilled Stages also catch running pods.
 func (c *Cluster) ChaosImage(t testing.TB, namespace, image string, mode ChaosMode) {
 	t.Helper()
+	c.ChaosImageUntil(t, namespace, image, mode)
+}
+
+// ChaosImageUntil is ChaosImage whose failure ends when stop is called (the fix of
+// the image, for a test that then retries): pods started after that run as usual.
+// Pods that already failed keep their state.
+func (c *Cluster) ChaosImageUntil(t testing.TB, namespace, image string, mode ChaosMode) (stop func()) {
+	t.Helper()
 	ctx := t.Context()
 	name, ok := chaosStage(mode)
 	if !ok {
@@ -207,14 +215,27 @@ func (c *Cluster) ChaosImage(t testing.TB, namespace, image string, mode ChaosMo
 	if err != nil {
 		t.Fatalf("create %s Stage for image %s: %v", mode, image, err)
 	}
-	t.Cleanup(func() {
+	deleteStage := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		err := stages.Delete(ctx, created.GetName(), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete Stage %s: %v", created.GetName(), err)
 		}
-	})
+	}
+	t.Cleanup(deleteStage)
+	stopAndWait := func() {
+		deleteStage()
+		// kwok learns of the deletion through its watch: until a probe runs as usual,
+		// a new pod could still fail.
+		err := Poll(context.WithoutCancel(ctx), time.Minute, func(ctx context.Context) (bool, error) {
+			failed, err := c.probeChaos(ctx, namespace, image, mode)
+			return !failed, err
+		})
+		if err != nil {
+			t.Errorf("kwok still applies the %s Stage for image %s after its deletion: %v", mode, image, err)
+		}
+	}
 
 	// kwok learns about the Stage through a watch; until then a probe pod only
 	// gets the fast pod-ready stage. A probe shows when the copy took over.
@@ -224,6 +245,7 @@ func (c *Cluster) ChaosImage(t testing.TB, namespace, image string, mode ChaosMo
 	if err != nil {
 		t.Fatalf("kwok did not apply the %s Stage for image %s: %v", mode, image, err)
 	}
+	return stopAndWait
 }
 
 // imageStageSpec is the spec of chaos Stage base selecting pods by a container's

@@ -15,7 +15,8 @@
 //	}
 //
 // Without ONTO_TEST_KUBECONFIG (plain `go test`), New skips the calling test, so
-// unit tests in the same package still run.
+// unit tests in the same package still run. A test of what spans clusters starts
+// more control planes of its own with StartExtra.
 //
 // The cluster has 4 worker nodes onto-worker-0..3 in zones zone-a, zone-b, zone-c
 // (16 cpu, 64Gi, 110 pods each) and, unless started with ONTO_TESTCLUSTER_GPU=0,
@@ -155,6 +156,12 @@ func New(t testing.TB) *Cluster {
 	if path == "" {
 		t.Skip("integration test skipped: no cluster (run `make test`, or set " + EnvKubeconfig + ")")
 	}
+	return connect(t, path)
+}
+
+// connect connects to the cluster of the admin kubeconfig at path.
+func connect(t testing.TB, path string) *Cluster {
+	t.Helper()
 	cfg, err := restConfig(path)
 	if err != nil {
 		t.Fatal(err)

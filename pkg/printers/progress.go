@@ -32,6 +32,10 @@ type Progress struct {
 	// over several platforms interleaves their progress on one stream. It begins each
 	// text line and is the "platform" field of each JSON line.
 	Platform string
+	// Cluster, when set, names the cluster of a run over a fleet of clusters (apply
+	// --fleet): it comes first on each text line, and is the "cluster" field of each
+	// JSON line.
+	Cluster string
 
 	mu    sync.Mutex
 	start time.Time
@@ -107,10 +111,11 @@ func (p *Progress) Handle(e apply.Event) {
 	}
 	if p.JSON {
 		data, err := json.Marshal(struct {
+			Cluster  string `json:"cluster,omitempty"`
 			Platform string `json:"platform,omitempty"`
 			apply.Event
 			Elapsed float64 `json:"elapsedSeconds"`
-		}{p.Platform, e, now.Sub(p.start).Seconds()})
+		}{p.Cluster, p.Platform, e, now.Sub(p.start).Seconds()})
 		if err == nil {
 			fmt.Fprintf(p.Out, "%s\n", data)
 		}
@@ -188,8 +193,11 @@ func (p *Progress) Handle(e apply.Event) {
 		line = fmt.Sprintf("%s %s %s %s", e.Type, e.Plane, e.Object, e.Message)
 	}
 	prefix := ""
+	if p.Cluster != "" {
+		prefix = t.Bold.Render(p.Cluster) + " "
+	}
 	if p.Platform != "" {
-		prefix = t.Bold.Render(p.Platform) + " "
+		prefix += t.Bold.Render(p.Platform) + " "
 	}
 	fmt.Fprintf(p.Out, "%s%s %s\n", prefix, t.Faint.Render(fmt.Sprintf("[%5.1fs]", now.Sub(p.start).Seconds())), line)
 }

@@ -152,3 +152,14 @@ func patchDocuments(patch string) ([]any, error) {
 		}
 	}
 }
+
+// CheckPatches is the offline check of spec.patches for patches kept outside a
+// platform file, such as a fleet file's per-cluster patches, with path naming them
+// there ("waves[0].clusters[1].patches").
+func CheckPatches(path *field.Path, patches []v1alpha1.Patch) field.ErrorList {
+	var errs field.ErrorList
+	for i, p := range patches {
+		errs = append(errs, checkPatch(path.Index(i), p)...)
+	}
+	return errs
+}

@@ -1,0 +1,342 @@
+/*
+Copyright 2026 The kubectl-onto Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
+	"github.com/coomia-dip/kubectl-onto/pkg/multicluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/plan"
+	"github.com/coomia-dip/kubectl-onto/pkg/platform"
+	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/status"
+	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
+)
+
+// runFleetOfClusters is apply --fleet: each cluster's platforms applied as apply -f
+// does (an upgrade when the file changes the installed version), wave by wave. A
+// cluster passes when its runs succeeded and doctor finds no error; a cluster whose
+// platforms already run the file's spec, Running, is up to date and only checked.
+func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
+	dryRun, _ := o.Strategy()
+	switch {
+	case o.PlanFile != "":
+		return fmt.Errorf("--plan applies the saved plan of one platform on one cluster; with --fleet, plan --fleet shows every cluster's")
+	case dryRun == apply.DryRunClient:
+		return fmt.Errorf("--dry-run=client with --fleet: the clusters differ only by their patches; kubectl onto render -f PLATFORM prints what a platform becomes, --dry-run=server plans every cluster")
+	}
+	cf, err := o.loadClusterFleet(o.Fleet)
+	if err != nil {
+		return err
+	}
+	if dryRun == apply.DryRunServer {
+		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format, adopt: o.Adopt, preflight: o.ApplyFlags.Options("apply")})
+	}
+	crd, err := plan.CRD()
+	if err != nil {
+		return err
+	}
+	view, _ := o.runClusterFleet(ctx, cf, "apply", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
+		crdApplied, skipped := false, 0
+		for _, lp := range cf.platforms[m.Context] {
+			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
+			live, err := livePlatform(ctx, cc.Clients, &lp)
+			if err != nil {
+				return err
+			}
+			if upToDate(live, lp) {
+				fmt.Fprintf(s.notes(ref), "up to date: %s at generation %d, version %s; nothing to apply\n", live.Status.Phase, live.Generation, live.Status.Version)
+				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date", Status: fleetStatus(&live.Status)})
+				skipped++
+			} else {
+				if !crdApplied {
+					a := &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger()}
+					if _, err := a.ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
+						return err
+					}
+					crdApplied = true
+				}
+				p, err := o.applyOneOfMany(ctx, cc.Clients, lp, s)
+				p.Result = "succeeded"
+				if err != nil {
+					p.Result = "failed"
+				}
+				row.Platforms = append(row.Platforms, p)
+				row.Changes += p.Changes
+				if err != nil {
+					return fmt.Errorf("%s: %w", ref, err)
+				}
+			}
+			if err := doctorGate(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name, s.notes(ref)); err != nil {
+				return err
+			}
+		}
+		if skipped == len(cf.platforms[m.Context]) {
+			row.Result = "up-to-date"
+		}
+		return nil
+	})
+	if err := o.writeFleetRun(o.format, view); err != nil {
+		return err
+	}
+	return clusterFleetError(ctx, view)
+}
+
+// writeFleetRun prints the outcome of apply or upgrade --fleet: the table, or with
+// -o json one line after the progress's JSON lines.
+func (g *GlobalOptions) writeFleetRun(format printers.Format, view printers.ClusterFleetView) error {
+	if format != printers.FormatJSON {
+		return printers.Write(g.Out, printers.FormatText, g.Terminal(g.Out), view)
+	}
+	data, err := json.Marshal(view)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(g.Out, "%s\n", data)
+	return err
+}
+
+// runFleetOfClusters is upgrade --fleet --to VERSION: each cluster's platforms
+// upgraded as upgrade --to does, wave by wave; a cluster already at VERSION with no
+// upgrade stopped is up to date. A stopped upgrade (a canary failed) resumes where it
+// stopped when the command runs again. --dry-run previews every wave.
+func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
+	cf, err := o.loadClusterFleet(o.Fleet)
+	if err != nil {
+		return err
+	}
+	catalog, err := o.Catalog()
+	if err != nil {
+		return err
+	}
+	if _, err := catalog.Get(o.To); err != nil {
+		return err
+	}
+	newUpgrade := func(cc *clusterClient, ns, name string, observer func(apply.Event)) *upgrade.Upgrade {
+		opts := upgrade.DefaultOptions()
+		opts.Apply = o.ApplyFlags.Options("upgrade")
+		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
+		return &upgrade.Upgrade{
+			Clients: cc.Clients, Catalog: catalog, ToVersion: o.To, Options: opts, Namespace: ns, Name: name,
+			Applier: &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess(), Observer: observer},
+		}
+	}
+	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
+		// Every wave's preview: the steps on stderr, the plans and the table on stdout.
+		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format,
+			planOne: func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
+				installed, upgradingTo, err := upgrade.InstalledVersion(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name)
+				if err != nil {
+					return nil, err
+				}
+				if installed == o.To && upgradingTo != o.To {
+					fmt.Fprintf(notes, "up to date: runs %s; nothing to upgrade\n", installed)
+					return nil, nil
+				}
+				preview, err := newUpgrade(cc, lp.Platform.Namespace, lp.Platform.Name, nil).Preview(ctx)
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(notes, "%s → %s, %d steps: %s\n", preview.From, preview.To, len(preview.Steps), strings.Join(preview.Steps, "; "))
+				return preview.Plan, nil
+			}})
+	}
+	view, _ := o.runClusterFleet(ctx, cf, "upgrade", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
+		skipped := 0
+		for _, lp := range cf.platforms[m.Context] {
+			ns, name := lp.Platform.Namespace, lp.Platform.Name
+			ref := ns + "/" + name
+			installed, upgradingTo, err := upgrade.InstalledVersion(ctx, cc.Clients, ns, name)
+			if err != nil {
+				return err
+			}
+			p := printers.FleetPlatform{Namespace: ns, Name: name}
+			switch {
+			case installed == "":
+				return fmt.Errorf("%s is not installed on this cluster: apply --fleet installs it", ref)
+			case installed == o.To && upgradingTo != o.To:
+				fmt.Fprintf(s.notes(ref), "up to date: runs %s; nothing to upgrade\n", installed)
+				p.Result = "up-to-date"
+				skipped++
+			default:
+				res, err := newUpgrade(cc, ns, name, s.progress(ref).Handle).Run(ctx)
+				p.Result = "succeeded"
+				if res != nil {
+					p.Changes, p.Status = len(res.Steps), fleetStatus(res.Status)
+				}
+				if err != nil {
+					p.Result = "failed"
+				}
+				row.Changes += p.Changes
+				if err != nil {
+					row.Platforms = append(row.Platforms, p)
+					return fmt.Errorf("%s: %w", ref, err)
+				}
+			}
+			row.Platforms = append(row.Platforms, p)
+			if err := doctorGate(ctx, cc.Clients, ns, name, s.notes(ref)); err != nil {
+				return err
+			}
+		}
+		if skipped == len(cf.platforms[m.Context]) {
+			row.Result = "up-to-date"
+		}
+		return nil
+	})
+	if err := o.writeFleetRun(o.format, view); err != nil {
+		return err
+	}
+	return clusterFleetError(ctx, view)
+}
+
+// planClusterOptions tune plan --fleet and apply --fleet --dry-run=server.
+type planClusterOptions struct {
+	format           printers.Format
+	adopt            bool
+	showUnchanged    bool
+	detailedExitCode bool
+	// preflight, when set, runs apply's checks on each plan, so a dry run fails where
+	// apply would.
+	preflight apply.Options
+	// planOne plans one platform of a cluster, nil when it is up to date; nil plans as
+	// plan -f does.
+	planOne func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error)
+}
+
+// planClusters plans every cluster of the fleet, all waves (planning changes
+// nothing, so one cluster's failure does not hide the others' plans): each plan,
+// then the table CLUSTER WAVE CHANGES CONFLICTS.
+func (g *GlobalOptions) planClusters(ctx context.Context, cf *clusterFleet, o planClusterOptions) error {
+	keepObjects := o.format != printers.FormatText
+	planOne := o.planOne
+	if planOne == nil {
+		planOne = func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
+			d, err := liveDesired(ctx, cc.Clients, &lp, notes)
+			if err != nil {
+				return nil, err
+			}
+			return (&plan.Planner{Clients: cc.Clients, Adopt: o.adopt}).Plan(ctx, d)
+		}
+	}
+	view, _ := g.runClusterFleet(ctx, cf, "plan", printers.FormatText, true, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
+		for _, lp := range cf.platforms[m.Context] {
+			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
+			p, err := planOne(ctx, cc, lp, s.notes(ref))
+			if err != nil {
+				return fmt.Errorf("%s: %w", ref, err)
+			}
+			if p == nil { // up to date: nothing to plan
+				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date"})
+				continue
+			}
+			if o.preflight.Action != "" {
+				opts := o.preflight
+				opts.Release = &lp.Release
+				if err := apply.Preflight(p, opts); err != nil {
+					return fmt.Errorf("%s: %w", ref, err)
+				}
+				if err := apply.CheckSecrets(p); err != nil {
+					return fmt.Errorf("%s: %w", ref, err)
+				}
+			}
+			if !keepObjects {
+				dropObjects(p)
+			}
+			changes := p.Summary.Create + p.Summary.Update + p.Summary.Delete + p.Summary.Replace
+			row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "succeeded", Plan: p, Changes: changes})
+			row.Changes += changes
+			row.Conflicts += p.Summary.Conflicts
+		}
+		return nil
+	})
+	view.ShowUnchanged = o.showUnchanged
+	if err := printers.Write(g.Out, o.format, g.Terminal(g.Out), view); err != nil {
+		return err
+	}
+	if err := clusterFleetError(ctx, view); err != nil {
+		return err
+	}
+	if o.detailedExitCode && slices.ContainsFunc(view.Clusters, func(c printers.ClusterRow) bool { return c.Changes > 0 }) {
+		return &ExitError{Code: exitChanges}
+	}
+	return nil
+}
+
+// statusClusters is status --fleet: every cluster's platforms as status reports
+// them, one row each, all clusters at once (each wave's maxParallel at a time).
+// Exit 1 when a cluster cannot be read.
+func (o *StatusOptions) statusClusters(ctx context.Context) error {
+	// --timeout bounds the whole report: a cluster that does not answer (a dropped
+	// connection rather than a refused one) fails instead of hanging.
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cf, err := o.loadClusterFleet(o.Fleet)
+	if err != nil {
+		return err
+	}
+	members := cf.Clusters()
+	index := map[string]int{}
+	for i, m := range members {
+		index[m.Context] = i
+	}
+	// One slot per cluster: each goroutine writes its own.
+	items := make([]*printers.ClusterStatusItem, len(members))
+	runner := &multicluster.Runner[struct{}]{AllWaves: true, Do: func(ctx context.Context, m multicluster.Member) (struct{}, error) {
+		item := &printers.ClusterStatusItem{Cluster: m.DisplayName(), Context: m.Context, Wave: m.Wave, Platforms: []*status.Report{}}
+		items[index[m.Context]] = item
+		err := func() error {
+			cc, err := cf.connect(o.GlobalOptions, m)
+			if err != nil {
+				return err
+			}
+			obs := &status.Observer{Clients: cc.Clients, Now: time.Now}
+			for _, lp := range cf.platforms[m.Context] {
+				r, err := obs.Observe(ctx, lp.Platform.Namespace, lp.Platform.Name)
+				var notFound *inventory.NotFoundError
+				switch {
+				case errors.As(err, &notFound):
+					item.Missing = append(item.Missing, lp.Platform.Namespace+"/"+lp.Platform.Name)
+				case err != nil:
+					return err
+				default:
+					item.Platforms = append(item.Platforms, r)
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			item.Error = cf.explain(err, m).Error()
+		}
+		return struct{}{}, err
+	}}
+	rep := runner.Run(ctx, cf.Fleet)
+	view := printers.ClusterStatusView{Fleet: cf.Path}
+	for _, it := range items {
+		if it != nil {
+			view.Clusters = append(view.Clusters, *it)
+		}
+	}
+	if err := printers.Write(o.Out, o.format, o.Terminal(o.Out), view); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if rep.Failures > 0 {
+		return &ExitError{Code: exitFailure, Silent: true}
+	}
+	return nil
+}
