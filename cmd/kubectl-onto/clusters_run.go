@@ -53,7 +53,7 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 		crdApplied, skipped := false, 0
 		for _, lp := range cf.platforms[m.Context] {
 			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			live, err := livePlatform(ctx, cc.Clients, &lp)
+			live, err := livePlatform(ctx, cc.Clients, nil, &lp)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 					}
 					crdApplied = true
 				}
-				p, err := o.applyOneOfMany(ctx, cc.Clients, lp, s)
+				p, err := o.applyOneOfMany(ctx, cc.Clients, nil, lp, s)
 				p.Result = "succeeded"
 				if err != nil {
 					p.Result = "failed"
@@ -224,7 +224,7 @@ func (g *GlobalOptions) planClusters(ctx context.Context, cf *clusterFleet, o pl
 	planOne := o.planOne
 	if planOne == nil {
 		planOne = func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
-			d, err := liveDesired(ctx, cc.Clients, &lp, notes)
+			d, err := liveDesired(ctx, cc.Clients, nil, &lp, notes)
 			if err != nil {
 				return nil, err
 			}

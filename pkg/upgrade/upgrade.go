@@ -196,6 +196,24 @@ func (u *Upgrade) Run(ctx context.Context) (*Result, error) {
 	return r.execute(ctx)
 }
 
+// InstalledVersion is the version platform name in namespace runs (status.version)
+// and the target of its upgrade in progress or stopped; "" when it is not installed.
+func InstalledVersion(ctx context.Context, clients *kube.Clients, namespace, name string) (installed, upgradingTo string, err error) {
+	u := &Upgrade{Clients: clients, Namespace: namespace, Name: name}
+	p, err := u.getPlatform(ctx)
+	var notFound *inventory.NotFoundError
+	if errors.As(err, &notFound) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if p.Status.Upgrade != nil {
+		upgradingTo = p.Status.Upgrade.To
+	}
+	return p.Status.Version, upgradingTo, nil
+}
+
 // PlatformName is the name of the only platform of the namespace.
 func (u *Upgrade) PlatformName(ctx context.Context) (string, error) {
 	l := &inventory.Lister{Dynamic: u.Clients.Dynamic, Mapper: u.Clients.Mapper}
