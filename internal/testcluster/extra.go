@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -93,6 +94,10 @@ func startExtra(ctx context.Context, up, bin, dir string) error {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, up)
 	cmd.Env = env
+	// At the timeout, SIGTERM, not SIGKILL: up.sh's exit trap then stops what it
+	// started. Killed, it left etcd and kube-apiserver running after the test.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %w\n%s", up, err, out)
 	}
