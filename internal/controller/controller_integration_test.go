@@ -134,6 +134,14 @@ func startWatch(t *testing.T) *watchEnv {
 // watch sends are counted.
 func startWatchWith(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.OntoPlatformSpec), opts func(*controller.Options)) *watchEnv {
 	t.Helper()
+	return startWatchAs(t, c, spec, opts, false)
+}
+
+// startWatchAs is startWatchWith; with installedIdentity, the watch runs with the
+// token of the ServiceAccount `watch install --namespaces <the platform's>` creates,
+// as it does in a cluster, not with the admin's credentials.
+func startWatchAs(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.OntoPlatformSpec), opts func(*controller.Options), installedIdentity bool) *watchEnv {
+	t.Helper()
 	clients, err := kube.New(c.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +165,9 @@ func startWatchWith(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.On
 	})
 	e := &watchEnv{t: t, c: c, clients: clients, p: p, audit: &syncBuffer{}, requests: bench.NewCounter(), sent: &requestLog{}}
 	cfg := rest.CopyConfig(c.Config)
+	if installedIdentity {
+		cfg = installWatch(t, c, p.Namespace).asServiceAccount()
+	}
 	cfg.Wrap(e.requests.Wrap)
 	cfg.Wrap(e.sent.wrap)
 	watchClients, err := kube.New(cfg)

@@ -210,7 +210,7 @@ func client404(err error) error {
 // TestReactLostNode: the platform runs on node A of its own pool of two; A goes
 // NotReady. After the node grace, the Deployments' pods are evicted and run on B;
 // postgres (a StatefulSet) stays on A, with a NodeLost Event giving the
-// out-of-service taint.
+// out-of-service taint. The watch runs as the ServiceAccount watch install creates.
 func TestReactLostNode(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t)
@@ -229,10 +229,12 @@ func TestReactLostNode(t *testing.T) {
 	}
 	cordon(b.Name, true)
 	const grace = 5 * time.Second
-	e := startWatchWith(t, c, func(s *v1alpha1.OntoPlatformSpec) {
+	// As the installed ServiceAccount: the lost-node reaction (nodes read, pods
+	// evicted, Events written) is what its rights must allow.
+	e := startWatchAs(t, c, func(s *v1alpha1.OntoPlatformSpec) {
 		s.Global.NodeSelector = map[string]string{"onto.dev/pool": pool}
 		s.Global.Tolerations = []corev1.Toleration{{Key: "onto.dev/pool", Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
-	}, func(o *controller.Options) { o.NodeGrace = grace })
+	}, func(o *controller.Options) { o.NodeGrace = grace }, true)
 	cordon(b.Name, false)
 	ns := e.p.Namespace
 
