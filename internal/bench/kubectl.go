@@ -51,6 +51,25 @@ func (k Kubectl) Apply(ctx context.Context, file string, count bool) (*KubectlRu
 	return k.run(ctx, count, "apply", "--server-side", "--field-manager="+plan.FieldManager, "-f", file)
 }
 
+// WaitReady runs what a user adds to kubectl apply to know an install is up: kubectl
+// wait for every Deployment with selector (all namespaces) to be Available, then for
+// their pods and the StatefulSets' to be Ready. It waits only for pods that exist when
+// it starts (a StatefulSet's later ordinals not), so it can only finish early.
+func (k Kubectl) WaitReady(ctx context.Context, selector string) (time.Duration, error) {
+	var wall time.Duration
+	for _, args := range [][]string{
+		{"--for=condition=Available", "deployments", "-A", "-l", selector, "--timeout=15m"},
+		{"--for=condition=Ready", "pods", "-A", "-l", selector, "--timeout=15m"},
+	} {
+		r, err := k.run(ctx, false, "wait", args...)
+		if err != nil {
+			return 0, err
+		}
+		wall += r.Wall
+	}
+	return wall, nil
+}
+
 // WaitPodsDeleted runs kubectl wait --for=delete on every pod of namespace: what a
 // user adds to a teardown that waits only for its objects (helm uninstall --wait) to
 // know the workloads' pods have stopped too. None left is success.
