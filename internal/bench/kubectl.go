@@ -53,13 +53,14 @@ func (k Kubectl) Apply(ctx context.Context, file string, count bool) (*KubectlRu
 
 // WaitReady runs what a user adds to kubectl apply to know an install is up: kubectl
 // wait for every Deployment with selector (all namespaces) to be Available, then for
-// their pods and the StatefulSets' to be Ready. It waits only for pods that exist when
-// it starts (a StatefulSet's later ordinals not), so it can only finish early.
+// their pods and the StatefulSets' to be Ready (not the Jobs': a completed pod is
+// never Ready). It waits only for pods that exist when it starts (a StatefulSet's
+// later ordinals not), so it can only finish early.
 func (k Kubectl) WaitReady(ctx context.Context, selector string) (time.Duration, error) {
 	var wall time.Duration
 	for _, args := range [][]string{
 		{"--for=condition=Available", "deployments", "-A", "-l", selector, "--timeout=15m"},
-		{"--for=condition=Ready", "pods", "-A", "-l", selector, "--timeout=15m"},
+		{"--for=condition=Ready", "pods", "-A", "-l", selector + ",!batch.kubernetes.io/job-name", "--timeout=15m"},
 	} {
 		r, err := k.run(ctx, false, "wait", args...)
 		if err != nil {
