@@ -54,15 +54,7 @@ func (s APISource) Get(ctx context.Context, mapping *meta.RESTMapping, namespace
 
 // List lists one resource.
 func (s APISource) List(ctx context.Context, mapping *meta.RESTMapping, namespace, selector string) ([]*unstructured.Unstructured, error) {
-	ri := s.Clients.Dynamic.Resource(mapping.Resource)
-	opts := metav1.ListOptions{LabelSelector: selector}
-	var list *unstructured.UnstructuredList
-	var err error
-	if namespace != "" {
-		list, err = ri.Namespace(namespace).List(ctx, opts)
-	} else {
-		list, err = ri.List(ctx, opts)
-	}
+	list, err := s.Clients.List(ctx, mapping.Resource, namespace, selector)
 	if err != nil {
 		return nil, err
 	}

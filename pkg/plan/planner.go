@@ -366,11 +366,11 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 		}
 		return Change{}, err
 	}
-	data, err := obj.MarshalJSON()
-	if err != nil {
-		return Change{}, err
-	}
 	if live == nil {
+		data, err := obj.MarshalJSON()
+		if err != nil {
+			return Change{}, err
+		}
 		// A dry-run create still runs the API server's validation and admission (schema,
 		// CEL, PodSecurity, quota), so a plan that would be rejected fails here, before
 		// apply writes anything.
@@ -380,12 +380,7 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 		}
 		return createChange(obj), nil
 	}
-	if applied := pl.replicasToApply(obj, live); applied != obj {
-		obj = applied
-		if data, err = obj.MarshalJSON(); err != nil {
-			return Change{}, err
-		}
-	}
+	obj = pl.replicasToApply(obj, live)
 	var conflicts []Conflict
 	// Every platform applies with the same field manager, so SSA cannot see one platform
 	// taking another's object: the inventory label can.
@@ -418,6 +413,11 @@ func (pl *Planner) planObject(ctx context.Context, obj, live *unstructured.Unstr
 	// platform then costs its lists alone.
 	if len(conflicts) == 0 && ProvenUnchanged(obj, live, pl.fieldManager()) {
 		return Change{Object: RefOf(obj), ResourceVersion: live.GetResourceVersion(), Action: ActionUnchanged}, nil
+	}
+	// Encoded only now: most objects of an unchanged fleet are proven above.
+	data, err := obj.MarshalJSON()
+	if err != nil {
+		return Change{}, err
 	}
 	opts := metav1.PatchOptions{FieldManager: pl.fieldManager(), DryRun: []string{metav1.DryRunAll}}
 	merged, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)

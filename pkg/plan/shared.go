@@ -13,7 +13,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,7 +93,7 @@ func (s *SharedLists) list(ctx context.Context, mapping *meta.RESTMapping, names
 			// The parents carry the id label, not part-of: they are not members.
 			selector = s.parents
 		}
-		list, err := s.clients.Dynamic.Resource(mapping.Resource).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		list, err := s.clients.List(ctx, mapping.Resource, "", selector)
 		switch {
 		case apierrors.IsForbidden(err):
 			return // per namespace, as without shared lists
