@@ -156,32 +156,43 @@ func servedOptionalKinds(clients *kube.Clients, log *slog.Logger) []client.Objec
 	return out
 }
 
+// cacheOptions are the watch's cache: kinds, each once, with what the cache keeps of
+// them. Only objects of a platform's inventory are cached, so a cluster's other
+// workloads cost no memory, and of those only what a pass reads (cacheTransform).
+// ByObject is a map by object: two entries of one kind would both be accepted, and
+// which of them the cache used would change from run to run (it did: the Secrets'
+// values-dropping transform was one of two entries of Secret).
+func cacheOptions(kinds []client.Object, namespaces []string, noNodes bool) (cache.Options, error) {
+	member, err := labels.NewRequirement(inventory.PartOfLabel, selection.Exists, nil)
+	if err != nil {
+		return cache.Options{}, err
+	}
+	byObject := map[client.Object]cache.ByObject{}
+	for _, obj := range kinds {
+		byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*member), Transform: cacheTransform(obj)}
+	}
+	reactionsCache(byObject, noNodes)
+	cacheOpts := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	if len(namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return cacheOpts, nil
+}
+
 // NewManager builds the manager and registers the reconciler with it; Start runs it.
 func NewManager(cfg *rest.Config, clients *kube.Clients, opts Options) (ctrl.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
 	}
-	// Only objects of a platform's inventory are cached, so a cluster's other
-	// workloads cost no memory.
-	member, err := labels.NewRequirement(inventory.PartOfLabel, selection.Exists, nil)
+	optional := servedOptionalKinds(clients, opts.Log)
+	noNodes := !mayWatchNodes(clients, opts.Log)
+	cacheOpts, err := cacheOptions(append(ownedKinds(), optional...), opts.Namespaces, noNodes)
 	if err != nil {
 		return nil, err
-	}
-	byObject := map[client.Object]cache.ByObject{}
-	optional := servedOptionalKinds(clients, opts.Log)
-	for _, obj := range append(ownedKinds(), optional...) {
-		byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*member)}
-	}
-	byObject[&corev1.Secret{}] = cache.ByObject{Label: labels.NewSelector().Add(*member), Transform: secretKeysOnly}
-	noNodes := !mayWatchNodes(clients, opts.Log)
-	reactionsCache(byObject, noNodes)
-	cacheOpts := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
-	if len(opts.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range opts.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
 	}
 	metricsAddr := opts.MetricsBindAddress
 	if metricsAddr == "" {
