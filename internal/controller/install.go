@@ -299,6 +299,18 @@ func WatchArgs(o InstallOptions) []string {
 // KUBECTL_ONTO_CPUPROFILE, os.TempDir, kubectl's cache under $HOME/.kube) lands here.
 const TempDir = "/tmp"
 
+// watchMemory is the watch container's memory request and limit when it watches
+// namespaces namespaces (0: every namespace, one cache for the cluster). Watching
+// listed namespaces costs one informer per namespace and kind (14 kinds): measured
+// at 100 namespaces of tenants, 408 MiB RSS against 174 MiB under -A, about 3 MiB a
+// namespace. Without this a long --namespaces list is OOM-killed at a fixed limit.
+func watchMemory(namespaces int) (request, limit resource.Quantity) {
+	const mi = 1 << 20
+	request = *resource.NewQuantity(int64(128+3*namespaces)*mi, resource.BinarySI)
+	limit = *resource.NewQuantity(int64(512+4*namespaces)*mi, resource.BinarySI)
+	return request, limit
+}
+
 // deployment runs the watch: Replicas pods, one the leader, spread over nodes, each
 // passing PodSecurity restricted with a read-only root filesystem.
 func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
@@ -314,6 +326,7 @@ func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
 	}
 	liveness := probe("/healthz", 20)
 	liveness.InitialDelaySeconds = 15
+	memoryRequest, memoryLimit := watchMemory(len(o.Namespaces))
 	return &appsv1.Deployment{
 		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
@@ -358,12 +371,12 @@ func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
 						Resources: corev1.ResourceRequirements{
 							Requests: corev1.ResourceList{
 								corev1.ResourceCPU:              resource.MustParse("100m"),
-								corev1.ResourceMemory:           resource.MustParse("128Mi"),
+								corev1.ResourceMemory:           memoryRequest,
 								corev1.ResourceEphemeralStorage: resource.MustParse("64Mi"),
 							},
 							Limits: corev1.ResourceList{
 								corev1.ResourceCPU:              resource.MustParse("1"),
-								corev1.ResourceMemory:           resource.MustParse("512Mi"),
+								corev1.ResourceMemory:           memoryLimit,
 								corev1.ResourceEphemeralStorage: resource.MustParse("256Mi"),
 							},
 						},

@@ -73,6 +73,8 @@ func TestInstallObjects(t *testing.T) {
 		opts     controller.InstallOptions
 		want     []string
 		wantArgs string
+		// the container's memory request and limit: more for each watched namespace
+		wantMemory [2]string
 	}{
 		{
 			name: "namespaces",
@@ -94,7 +96,8 @@ func TestInstallObjects(t *testing.T) {
 				"Deployment onto-watch/kubectl-onto-watch",
 				"Service onto-watch/kubectl-onto-watch-metrics",
 			},
-			wantArgs: "watch --leader-elect --leader-election-namespace=onto-watch --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --namespaces=team-a,team-b",
+			wantArgs:   "watch --leader-elect --leader-election-namespace=onto-watch --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --namespaces=team-a,team-b",
+			wantMemory: [2]string{"134Mi", "520Mi"},
 		},
 		{
 			name: "own namespace by default",
@@ -115,7 +118,8 @@ func TestInstallObjects(t *testing.T) {
 				"Deployment kubectl-onto-system/kubectl-onto-watch",
 				"Service kubectl-onto-system/kubectl-onto-watch-metrics",
 			},
-			wantArgs: "watch --leader-elect --leader-election-namespace=kubectl-onto-system --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --namespaces=kubectl-onto-system",
+			wantArgs:   "watch --leader-elect --leader-election-namespace=kubectl-onto-system --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --namespaces=kubectl-onto-system",
+			wantMemory: [2]string{"131Mi", "516Mi"},
 		},
 		{
 			name: "all namespaces",
@@ -136,7 +140,8 @@ func TestInstallObjects(t *testing.T) {
 				"Deployment ops/kubectl-onto-watch",
 				"Service ops/kubectl-onto-watch-metrics",
 			},
-			wantArgs: "watch --leader-elect --leader-election-namespace=ops --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --all-namespaces",
+			wantArgs:   "watch --leader-elect --leader-election-namespace=ops --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --all-namespaces",
+			wantMemory: [2]string{"128Mi", "512Mi"},
 		},
 	}
 	for _, tc := range tests {
@@ -148,6 +153,10 @@ func TestInstallObjects(t *testing.T) {
 			dep := find[appsv1.Deployment](t, objs, "Deployment", controller.DefaultInstallName)
 			if got := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "); got != tc.wantArgs {
 				t.Errorf("args %q, want %q", got, tc.wantArgs)
+			}
+			res := dep.Spec.Template.Spec.Containers[0].Resources
+			if got := [2]string{res.Requests.Memory().String(), res.Limits.Memory().String()}; got != tc.wantMemory {
+				t.Errorf("memory request and limit %v, want %v", got, tc.wantMemory)
 			}
 			replicas := max(tc.opts.Replicas, 2)
 			if *dep.Spec.Replicas != replicas {
