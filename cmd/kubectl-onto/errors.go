@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
+	"github.com/coomia-dip/kubectl-onto/pkg/buildinfo"
 )
 
 // Exit codes shared by every command.
@@ -92,7 +93,7 @@ func (e *explainedError) Unwrap() error { return e.err }
 const connectionHint = "check --kubeconfig and --context, or that the cluster is running"
 
 // permissionsHint points at the RBAC each command needs.
-const permissionsHint = `see README "Permissions"`
+const permissionsHint = "see " + buildinfo.DocsURL + "/permissions.md"
 
 // explainAPIError rewords the errors of talking to the API server that Go and
 // client-go word for programmers: a server that cannot be reached becomes one line
@@ -222,7 +223,7 @@ func requestServer(err error) string {
 
 // forbiddenMessage words an RBAC refusal: `forbidden: user "jane" cannot list resource
 // "leases" (coordination.k8s.io) in namespace "onto-system" (needed to <what the
-// command was doing>); see README "Permissions"`. It reports false for anything
+// command was doing>); see <DocsURL>/permissions.md`. It reports false for anything
 // else, including other 403s (an exhausted ResourceQuota, an admission webhook),
 // whose server message already says what is wrong and is printed as it is.
 func forbiddenMessage(err error) (string, bool) {

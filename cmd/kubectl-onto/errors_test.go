@@ -127,11 +127,11 @@ func TestExplainAPIError(t *testing.T) {
 		want    string
 	}{
 		{name: "RBAC refusal in a namespace", err: fmt.Errorf("get lock lease onto-system/onto-lock-onto-production: %w", rbac),
-			want: `forbidden: user "jane" cannot get resource "leases" (coordination.k8s.io) in namespace "onto-system" (needed to get lock lease onto-system/onto-lock-onto-production); see README "Permissions"`},
+			want: `forbidden: user "jane" cannot get resource "leases" (coordination.k8s.io) in namespace "onto-system" (needed to get lock lease onto-system/onto-lock-onto-production); see https://github.com/coomia-dip/kubectl-onto/blob/main/docs/permissions.md`},
 		{name: "RBAC refusal at the cluster scope, with the authorizer's reason", err: crds,
-			want: `forbidden: user "system:serviceaccount:ci:deployer" cannot patch resource "customresourcedefinitions" (apiextensions.k8s.io) at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "onto-admin" not found; see README "Permissions"`},
+			want: `forbidden: user "system:serviceaccount:ci:deployer" cannot patch resource "customresourcedefinitions" (apiextensions.k8s.io) at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "onto-admin" not found; see https://github.com/coomia-dip/kubectl-onto/blob/main/docs/permissions.md`},
 		{name: "RBAC refusal in the core group", err: fmt.Errorf("list secrets: %w", secrets),
-			want: `forbidden: user "jane" cannot list resource "secrets" in namespace "onto-system" (needed to list secrets); see README "Permissions"`},
+			want: `forbidden: user "jane" cannot list resource "secrets" in namespace "onto-system" (needed to list secrets); see https://github.com/coomia-dip/kubectl-onto/blob/main/docs/permissions.md`},
 		{name: "another 403 is the server's message", err: fmt.Errorf("apply plane gateway: %w", quota),
 			want: `apply plane gateway: pods "gateway-0" is forbidden: exceeded quota: onto-quota, requested: cpu=2, used: cpu=9, limited: cpu=10`},
 		{name: "connection refused", err: fmt.Errorf("map OntoPlatform: %w", refused), server: "https://10.0.0.1:6443", context: "kind-dev",

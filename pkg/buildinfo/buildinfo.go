@@ -18,6 +18,11 @@ import (
 // variable only because the linker can set nothing else; nothing assigns it at run time.
 var Version = ""
 
+// DocsURL is where the pages of docs/ are published; a message that needs more than a
+// line points at one of them (DocsURL + "/permissions.md"). Not the README: its
+// manual moved to docs/.
+const DocsURL = "https://github.com/coomia-dip/kubectl-onto/blob/main/docs"
+
 // DefaultImageRepository is where the images of kubectl-onto's releases are
 // published (make image-push), each tagged with its version.
 const DefaultImageRepository = "ghcr.io/coomia-dip/kubectl-onto"

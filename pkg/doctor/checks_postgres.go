@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/pkg/buildinfo"
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
 )
 
@@ -55,9 +56,9 @@ func checkPostgresPrimary(env *Env) []Finding {
 		return nil
 	}
 	return []Finding{{Object: "pod/" + primary,
-		Evidence: fmt.Sprintf("postgres primary %s is not ready; writes fail (see README: Postgres failover): %s", primary, why),
-		Fix: fmt.Sprintf("the pod findings say why %s is down; if it will not come back, promote a standby and point the postgres Service at it (README: Postgres failover)",
-			primary)}}
+		Evidence: fmt.Sprintf("postgres primary %s is not ready; writes fail: %s", primary, why),
+		Fix: fmt.Sprintf("the pod findings say why %s is down; if it will not come back, promote a standby and point the postgres Service at it (see %s/postgres-failover.md)",
+			primary, buildinfo.DocsURL)}}
 }
 
 // skipPostgresPrimary applies the check to an installed platform whose rendered

@@ -53,7 +53,7 @@ func TestPostgresPrimaryCheck(t *testing.T) {
 		cs.RestartCount = 4
 		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 	}
-	const evidence = "postgres primary postgres-0 is not ready; writes fail (see README: Postgres failover)"
+	const evidence = "postgres primary postgres-0 is not ready; writes fail"
 	runCases(t, []checkCase{
 		{name: "no platform", code: CodePostgresPrimary, setup: noPlatform, skip: "no installed platform"},
 		{name: "no desired state", code: CodePostgresPrimary, skip: "no desired state"},
@@ -61,7 +61,7 @@ func TestPostgresPrimaryCheck(t *testing.T) {
 		{name: "primary ready", code: CodePostgresPrimary, setup: withPostgres(replicated, nil, "postgres-0", "postgres-1")},
 		{name: "primary not ready", code: CodePostgresPrimary, setup: withPostgres(replicated, unready, "postgres-0", "postgres-1"),
 			want: []wantFinding{{severity: SeverityError, object: "pod/postgres-0",
-				evidence: []string{evidence, "NotReady"}, fix: []string{"promote a standby", "README: Postgres failover"}}}},
+				evidence: []string{evidence, "NotReady"}, fix: []string{"promote a standby", "/docs/postgres-failover.md"}}}},
 		{name: "primary crash-looping", code: CodePostgresPrimary, setup: withPostgres(replicated, crashing, "postgres-0", "postgres-1"),
 			want: []wantFinding{{severity: SeverityError, object: "pod/postgres-0", evidence: []string{evidence, "CrashLoopBackOff"}}}},
 		{name: "primary gone", code: CodePostgresPrimary, setup: withPostgres(replicated, nil, "postgres-1", "postgres-2"),

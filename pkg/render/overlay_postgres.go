@@ -47,7 +47,7 @@ func (b *builder) postgresArgs(replicated bool) []string {
 	}
 	if replicated {
 		// 1 GiB of WAL kept for a standby that falls behind (a restart, a slow disk);
-		// one further behind is re-seeded (README: Postgres failover).
+		// one further behind is re-seeded (docs/postgres-failover.md).
 		settings = append(settings, "wal_keep_size=1GB")
 	}
 	if b.tlsEnabled() {

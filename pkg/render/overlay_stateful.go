@@ -210,7 +210,7 @@ func resourceQuantity(n int64) *resource.Quantity {
 // primaryOnly points the component's client Service at its first pod, the one that
 // takes writes. The pod-name label is the StatefulSet controller's own, on every pod: a
 // label naming the current primary would need an operator to move it on failover, so
-// the selector names the pod, and a manual failover repoints it (README).
+// the selector names the pod, and a manual failover repoints it (docs/postgres-failover.md).
 func (b *builder) primaryOnly(o *overlay, name string) {
 	o.patch("Service", name).field("spec", "selector")["statefulset.kubernetes.io/pod-name"] = name + "-0"
 }
