@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -228,5 +230,84 @@ func TestCLIApplyManyFailFast(t *testing.T) {
 		if _, err := c.Kube.CoordinationV1().Leases(ns).Get(t.Context(), apply.LockName("onto-dev"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the lock lease of %s after the run: %v, want it released", ns, err)
 		}
+	}
+}
+
+// TestCLIPlanManyPlatformsPerNamespaceRBAC: an identity whose Roles grant the rendered
+// kinds in the platforms' namespaces only (as a team per tenant has) plans them from a
+// directory: each cluster-wide LIST is refused once and the kind is listed in each
+// namespace instead, and the unchanged-object proof still finds nothing to change.
+func TestCLIPlanManyPlatformsPerNamespaceRBAC(t *testing.T) {
+	t.Parallel()
+	c := testcluster.New(t)
+	namespaces := []string{c.Namespace(t), c.Namespace(t)}
+	kc := "--kubeconfig=" + c.Kubeconfig
+	file := tenantsFile(t, namespaces, smallSpec, smallSpec)
+	if r := runCmd(t, "apply", "-f", file, kc); r.code != 0 {
+		t.Fatalf("apply as admin: exit %d\n%s", r.code, r.stderr)
+	}
+
+	user := "planner-" + namespaces[0]
+	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	read := []string{"get", "list", "patch"} // patch: the server-side dry runs
+	for _, ns := range namespaces {
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: read}}}
+		if _, err := c.Kube.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user}, Subjects: subject,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user}}
+		if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cluster := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: read},
+		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}},
+	}}
+	if _, err := c.Kube.RbacV1().ClusterRoles().Create(t.Context(), cluster, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clusterBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user}, Subjects: subject,
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user}}
+	if _, err := c.Kube.RbacV1().ClusterRoleBindings().Create(t.Context(), clusterBinding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
+		_ = c.Kube.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{})
+	})
+
+	r := runCmd(t, "plan", "-f", file, "--detailed-exitcode", "--as", user, "-v", "6", kc)
+	if r.code != 0 {
+		t.Fatalf("plan as %s: exit %d (2: changes), want 0\nstdout:\n%s\nstderr:\n%s", user, r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(r.stderr, "\n")
+	var refused, perNamespace int
+	for _, line := range lines {
+		// -v 6 logs each response: msg=Response verb="GET" url="…" status="200 OK"
+		if !strings.Contains(line, "msg=Response") {
+			continue
+		}
+		if strings.Contains(line, "?labelSelector=") && strings.Contains(line, `status="403`) {
+			refused++ // a label-selected list across the cluster
+			continue
+		}
+		for _, ns := range namespaces {
+			// A list in the namespace: a resource after it, no name.
+			_, rest, ok := strings.Cut(line, "/namespaces/"+ns+"/")
+			if resource, _, _ := strings.Cut(rest, `"`); ok && !strings.Contains(strings.Split(resource, "?")[0], "/") {
+				perNamespace++
+			}
+		}
+	}
+	counts := bench.CountLogLines(lines)
+	t.Logf("plan of 2 platforms as a per-namespace identity: %s; %d cluster-wide lists refused, %d lists in a namespace", counts, refused, perNamespace)
+	// Each refused kind is listed in both namespaces (the OntoPlatforms are read by
+	// GET instead): at least as many lists in a namespace as refused cluster-wide.
+	if refused == 0 || perNamespace < refused {
+		t.Errorf("plan as %s: %d cluster-wide LISTs refused and %d listed per namespace; want the refused kinds listed in each namespace", user, refused, perNamespace)
 	}
 }
