@@ -131,6 +131,8 @@ func measureFleet(ctx context.Context, out io.Writer, cl *bench.Cluster, kubectl
 	fmt.Fprintf(out, "install: per platform (its own apply, queued behind --parallel): p50 %s, p95 %s, max %s\n",
 		secs(perPlatform[len(perPlatform)/2]), secs(perPlatform[min(len(perPlatform)-1, len(perPlatform)*95/100)]), secs(perPlatform[len(perPlatform)-1]))
 	fmt.Fprintf(out, "install requests: %s\n", installReq)
+	fmt.Fprintf(out, "plan requests per rendered kind: %.1f (%d requests, %d kinds a tenant renders, its OntoPlatform's included)\n",
+		float64(c.planReq.Total())/float64(f.Kinds), c.planReq.Total(), f.Kinds)
 	fmt.Fprintf(out, "ratios (medians of %d interleaved rounds): plan / kubectl diff %.2f; no-op apply / kubectl apply %.2f\n",
 		sc.runs, bench.Ratio(bench.Median(c.plan), bench.Median(c.diff)), bench.Ratio(bench.Median(c.noop), bench.Median(c.apply)))
 	fmt.Fprintf(out, "  runs, plan:         %s\n  runs, kubectl diff: %s\n  runs, no-op apply:  %s\n  runs, kubectl apply: %s\n",

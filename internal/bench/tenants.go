@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
@@ -50,6 +53,9 @@ type Fleet struct {
 	Namespaces []string
 	// Objects is the number of objects in Manifest.
 	Objects int
+	// Kinds is the number of kinds a tenant renders, its OntoPlatform's included: the
+	// unit of the "requests per rendered kind" of a fleet's plan.
+	Kinds int
 }
 
 // WriteFleet writes n tenants of the platform file at tenantFile under dir: platforms
@@ -67,6 +73,7 @@ func WriteFleet(tenantFile, dir, prefix string, n int) (*Fleet, error) {
 		return nil, err
 	}
 	var desired []*plan.Desired
+	kinds := map[schema.GroupKind]bool{v1alpha1.GroupVersionKind.GroupKind(): true}
 	for i := range n {
 		name, ns := fmt.Sprintf("tenant-%03d", i), fmt.Sprintf("%s-%03d", prefix, i)
 		file := filepath.Join(f.Dir, name+".yaml")
@@ -80,7 +87,11 @@ func WriteFleet(tenantFile, dir, prefix string, n int) (*Fleet, error) {
 		desired = append(desired, d)
 		f.Namespaces = append(f.Namespaces, ns)
 		f.Objects += len(d.Objects()) + 1 // and its OntoPlatform
+		for _, o := range d.Objects() {
+			kinds[o.GroupVersionKind().GroupKind()] = true
+		}
 	}
+	f.Kinds = len(kinds)
 	f.Objects++ // the CRD
 	return f, WriteManifest(f.Manifest, desired...)
 }
