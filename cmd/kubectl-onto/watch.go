@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -145,7 +146,24 @@ func (o *WatchOptions) Validate() error {
 }
 
 // Run runs the reconciler until ctx ends (Ctrl-C, SIGTERM).
+// watchGCPercent is the watch's GOGC when the environment sets none. Its heap is
+// mostly the informer cache, which lives as long as the process: Go's default (100)
+// lets the heap grow to twice that before collecting. Measured at 100 tenants of
+// examples/tenant.yaml under -A, whole process, interleaved: steady RSS 120 MiB at 50
+// against 134 MiB at 100, the first passes' CPU 20% higher, drift repairs as fast.
+const watchGCPercent = 50
+
+// setWatchGC sets the watch's GC target unless GOGC is set, which wins as for any Go
+// program (the runtime read it at start).
+func setWatchGC(getenv func(string) string) {
+	if getenv != nil && getenv("GOGC") != "" {
+		return
+	}
+	debug.SetGCPercent(watchGCPercent)
+}
+
 func (o *WatchOptions) Run(ctx context.Context) error {
+	setWatchGC(o.getenv)
 	// Each platform reconciled at once gets one CLI run's rate limits: with one
 	// shared 50 QPS limiter, the first passes of many platforms (a plan and an apply
 	// each) queued behind it, about 2 s per platform.
