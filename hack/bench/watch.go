@@ -31,7 +31,7 @@ import (
 )
 
 // measureWatch installs tenants platforms of the tenant example with the built
-// binary, one after the other, then measures the watch over them (watchTenants). With
+// binary, in one run, then measures the watch over them (watchTenants). With
 // 0 tenants it watches one empty namespace: the floor.
 func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, kubeconfig, tenantFile string, tenants, repairs int, baseline string, rounds int, addNamespace func(string)) error {
 	bin, err := buildPlugin(ctx, tmp)
@@ -42,17 +42,24 @@ func measureWatch(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp, ku
 	if err != nil {
 		return err
 	}
+	// One directory of tenants, installed by one apply --parallel 16: 100 tenants
+	// one after the other took 27 minutes, this about 4.5.
 	var namespaces []string
+	dir := filepath.Join(tmp, "watch-tenants")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for i := range tenants {
 		ns := bench.NamespaceName(fmt.Sprintf("tenant-%03d", i))
 		addNamespace(ns)
 		namespaces = append(namespaces, ns)
-		file := filepath.Join(tmp, ns+".yaml")
-		if err := os.WriteFile(file, bench.MoveTo(data, "", ns), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, ns+".yaml"), bench.MoveTo(data, "", ns), 0o644); err != nil {
 			return err
 		}
-		logf("kubectl-onto apply -f %s (tenant %d of %d)", tenantFile, i+1, tenants)
-		if _, err := bench.RunPlugin(ctx, bin, kubeconfig, "apply", "-f", file); err != nil {
+	}
+	if tenants > 0 {
+		logf("kubectl-onto apply -f %s --parallel 16 (%d tenants of %s)", dir, tenants, tenantFile)
+		if _, err := bench.RunPlugin(ctx, bin, kubeconfig, "apply", "-f", dir, "--parallel", "16"); err != nil {
 			return err
 		}
 	}
