@@ -275,14 +275,20 @@ func installWithBinary(ctx context.Context, tmp, kubeconfig, example, ns string)
 	return bin, nil
 }
 
-// buildPlugin builds kubectl-onto into tmp (once: later calls find it built).
+// buildPlugin builds kubectl-onto into tmp (once: later calls find it built), as the
+// watch's image and the release archives build it (CGO_ENABLED=0, -trimpath, -s -w):
+// the figures are of the binary users run. A default `go build` links with cgo and
+// the system linker, and that binary's code mapped 19 MiB more resident pages in the
+// watch at 100 tenants (RssFile 72 MiB against 53).
 func buildPlugin(ctx context.Context, tmp string) (string, error) {
 	bin := filepath.Join(tmp, "kubectl-onto")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
 	logf("build %s", bin)
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-onto").CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/kubectl-onto")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, b)
 	}
 	return bin, nil

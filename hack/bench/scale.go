@@ -289,7 +289,7 @@ func controlPlaneRSS(kubeconfig string) string {
 			parts = append(parts, name+" unknown (no PID file)")
 			continue
 		}
-		parts = append(parts, name+" "+rssOf(pid))
+		parts = append(parts, name+" "+memoryOf(pid))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -136,7 +136,7 @@ func watchScope(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kube
 		}
 	}
 	watch, metricsAddr := w.cmd, w.metricsAddr
-	rssSynced := rssOf(watch.Process.Pid)
+	rssSynced := memoryOf(watch.Process.Pid)
 	heapSynced := "unknown"
 	if m, err := scrape(ctx, metricsAddr); err == nil {
 		heapSynced = metricMiB(m, "go_memstats_heap_inuse_bytes")
@@ -145,7 +145,12 @@ func watchScope(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kube
 	const idle = 60 * time.Second
 	logf("idle for %s (a pass of each platform every %s)", idle, resync)
 	from, idleFrom := count(), time.Now()
-	time.Sleep(idle)
+	// RSS read each second of the idle minute: its highest, as a memory limit meets it.
+	var idleMax float64
+	for time.Since(idleFrom) < idle {
+		time.Sleep(time.Second)
+		idleMax = max(idleMax, procStatusMiB(watch.Process.Pid, "VmRSS"))
+	}
 	idleCounts := classes(from)
 	passes := max(1, tenants) * int(idle/resync)
 
@@ -155,6 +160,7 @@ func watchScope(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kube
 	}
 	fmt.Fprintf(out, "\nwatch %s --resync %s, the built binary as its own process, %d tenant platforms (%s):\n", scope, resync, tenants, label)
 	fmt.Fprintf(out, "  cold start to every platform Ready (first passes over): %s; once synced: RSS %s, Go heap in use %s\n", secs(coldStart), rssSynced, heapSynced)
+	fmt.Fprintf(out, "  RSS over the idle minute, highest: %.1f MiB; peak since start (VmHWM, the first passes included): %.1f MiB\n", idleMax, procStatusMiB(watch.Process.Pid, "VmHWM"))
 	fmt.Fprintf(out, "  live heap after each GC of the idle minute (gctrace): %s\n", w.liveSince(idleFrom))
 	fmt.Fprintf(out, "  cold start: %d requests, %.1f per platform, %.1f per second: %s\n", coldCounts.Total(), float64(coldCounts.Total())/float64(max(1, tenants)), float64(coldCounts.Total())/coldStart.Seconds(), coldCounts)
 	fmt.Fprintf(out, "  idle %s: %d requests, %.1f per platform pass, %d writes: %s\n", idle, idleCounts.Total(), float64(idleCounts.Total())/float64(passes), idleCounts.Writes(), idleCounts)
@@ -194,7 +200,7 @@ func watchScope(ctx context.Context, out io.Writer, cl *bench.Cluster, bin, kube
 	slices.Sort(took)
 	p99 := took[min(len(took)-1, len(took)*99/100)]
 	fmt.Fprintf(out, "  drift repair (Deployment deleted → recreated), %d repairs: p50 %s, p99 %s (%s)\n", len(took), secs(took[len(took)/2]), secs(p99), durations(took))
-	fmt.Fprintf(out, "  RSS after the repairs: %s\n", rssOf(watch.Process.Pid))
+	fmt.Fprintf(out, "  RSS after the repairs: %s\n", memoryOf(watch.Process.Pid))
 	if !deleteAfter {
 		return nil
 	}
@@ -380,7 +386,7 @@ func compareColdStarts(ctx context.Context, out io.Writer, bin, baseline, kubeco
 			// No GC in those 25 s (no pass is due for 5 minutes): the last one's.
 			live = w.lastLive()
 		}
-		return result{cold: d, req: w.classes(0), rss: rssMiB(w.cmd.Process.Pid), live: float64(live)}, nil
+		return result{cold: d, req: w.classes(0), rss: procStatusMiB(w.cmd.Process.Pid, "VmRSS"), live: float64(live)}, nil
 	}
 	logf("watch cold start: warm-up")
 	if _, err := run(bin, false); err != nil {
@@ -489,14 +495,15 @@ func metricMiB(metrics, name string) string {
 	return "unknown"
 }
 
-// rssMiB is a process's resident set size in MiB, from /proc (0 if unreadable).
-func rssMiB(pid int) float64 {
+// procStatusMiB is one of a process's memory figures in /proc/PID/status (VmRSS,
+// VmHWM, RssAnon, RssFile), in MiB; 0 if unreadable.
+func procStatusMiB(pid int, field string) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
 			return float64(kb) / 1024
 		}
@@ -504,10 +511,13 @@ func rssMiB(pid int) float64 {
 	return 0
 }
 
-// rssOf is a process's resident set size, from /proc.
-func rssOf(pid int) string {
-	if mib := rssMiB(pid); mib > 0 {
-		return fmt.Sprintf("%.1f MiB", mib)
+// memoryOf is a process's resident set size, and of it the anonymous memory (heap,
+// stacks) and the mapped file pages (the executable's code, which the kernel can
+// drop and read again).
+func memoryOf(pid int) string {
+	rss := procStatusMiB(pid, "VmRSS")
+	if rss == 0 {
+		return "unknown"
 	}
-	return "unknown"
+	return fmt.Sprintf("%.1f MiB (anonymous %.1f, file %.1f)", rss, procStatusMiB(pid, "RssAnon"), procStatusMiB(pid, "RssFile"))
 }
