@@ -145,7 +145,6 @@ func (o *WatchOptions) Validate() error {
 	return nil
 }
 
-// Run runs the reconciler until ctx ends (Ctrl-C, SIGTERM).
 // watchGCPercent is the watch's GOGC when the environment sets none. Its heap is
 // mostly the informer cache, which lives as long as the process: Go's default (100)
 // lets the heap grow to twice that before collecting. Measured at 100 tenants of
@@ -162,6 +161,7 @@ func setWatchGC(getenv func(string) string) {
 	debug.SetGCPercent(watchGCPercent)
 }
 
+// Run runs the reconciler until ctx ends (Ctrl-C, SIGTERM).
 func (o *WatchOptions) Run(ctx context.Context) error {
 	setWatchGC(o.getenv)
 	// Each platform reconciled at once gets one CLI run's rate limits: with one
