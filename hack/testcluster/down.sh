@@ -11,6 +11,17 @@ grace=${ONTO_TESTCLUSTER_STOP_GRACE:-20}
 
 log() { echo "testcluster: $*" >&2; }
 
+# Real nodes first, while the API server still runs: their pods are deleted through
+# it, so kubelet unmounts volumes and tears down pod networks as on a drained node.
+if [ -d "$dir/nodes" ]; then
+  "$here/nodes.sh" down
+fi
+
+# The node network goes once the API server, which listens on it, has stopped.
+if [ -d "$dir/nodes" ]; then
+  trap '"$here/nodes.sh" net-down || exit 1' EXIT
+fi
+
 if [ ! -f "$dir/pids/order" ]; then
   log "no test cluster recorded in $dir; nothing to stop"
   exit 0

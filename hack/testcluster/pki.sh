@@ -3,6 +3,7 @@
 #   ca            cluster CA: signs every serving and client cert below, and kcm's CSR signer
 #   front-proxy-ca  separate CA for the aggregation layer (metrics-server's APIService)
 #   apiserver     serving cert; SANs cover 127.0.0.1, the Service IP 10.96.0.1 and kubernetes.default...
+#   apiserver-kubelet-client  the apiserver's identity towards kubelets (O=system:masters)
 #   admin         client cert, O=system:masters (the kubeconfig handed to users and tests)
 #   kcm, scheduler  client certs with the identities RBAC's default bindings expect
 #   kwok          O=system:masters, clientAuth+serverAuth with SAN 127.0.0.1: kwok both talks to the
@@ -41,8 +42,9 @@ subjectAltName=$san"
 ca ca onto-testcluster-ca
 ca front-proxy-ca onto-testcluster-front-proxy-ca
 cert apiserver /CN=kube-apiserver ca serverAuth \
-  "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  "IP:127.0.0.1,IP:${ONTO_TESTCLUSTER_APISERVER_IP:-127.0.0.1},IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
 cert admin "/O=system:masters/CN=onto-admin" ca clientAuth
+cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" ca clientAuth
 cert kcm /CN=system:kube-controller-manager ca clientAuth
 cert scheduler /CN=system:kube-scheduler ca clientAuth
 cert kwok "/O=system:masters/CN=kwok" ca clientAuth,serverAuth "IP:127.0.0.1,DNS:localhost"

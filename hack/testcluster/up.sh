@@ -12,6 +12,10 @@
 #   ONTO_TESTCLUSTER_PROMETHEUS_CRDS=0 leave out the ServiceMonitor CRD
 #   ONTO_TESTCLUSTER_WORKERS    number of worker nodes (default 4, spread over zones a, b, c)
 #   ONTO_TESTCLUSTER_TIMEOUT    seconds to wait for readiness (default 180)
+#   ONTO_TESTCLUSTER_REAL_NODES number of real nodes (kubelet + containerd, nodes.sh;
+#                               default 0; needs root on Linux)
+#   ONTO_TESTCLUSTER_NODE_SUBNET  10.N of the real nodes' network (default 10.250):
+#                               each cluster with real nodes needs its own
 #   ONTO_TESTCLUSTER_{ETCD,ETCD_PEER,APISERVER,KCM,SCHEDULER,KWOK,METRICS}_PORT
 #                               ports (defaults 23790 23800 6443 10257 10259 10247 4443)
 set -euo pipefail
@@ -29,6 +33,11 @@ gpu=${ONTO_TESTCLUSTER_GPU:-1}
 fast_ssd=${ONTO_TESTCLUSTER_FAST_SSD:-1}
 workers=${ONTO_TESTCLUSTER_WORKERS:-4}
 timeout=${ONTO_TESTCLUSTER_TIMEOUT:-180}
+real_nodes=${ONTO_TESTCLUSTER_REAL_NODES:-0}
+node_subnet=${ONTO_TESTCLUSTER_NODE_SUBNET:-10.250}
+# Where the API server listens: loopback, or with real nodes the node network's
+# gateway (a bridge this script creates), which the nodes' kubelets and pods reach.
+api_host=127.0.0.1
 
 log() { echo "testcluster: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -58,6 +67,12 @@ done
 kwok_mod=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 [ -f "$kwok_mod/kustomize/kwok/kwok.yaml" ] || die "kwok module not found in the module cache ($kwok_mod)"
 
+if [ "$real_nodes" != 0 ]; then
+  nodes_bin=${ONTO_TESTCLUSTER_NODES_BIN:-$("$here/build-nodes.sh")}
+  export ONTO_TESTCLUSTER_NODES_BIN=$nodes_bin
+  api_host=$node_subnet.0.1
+fi
+
 t0=$(date +%s.%N)
 # Only what this script creates: make test's cluster lives in .cluster/test, inside
 # the default state dir, and may be running.
@@ -65,11 +80,14 @@ rm -rf "$dir"/{etcd,pki,logs,pids,etc,volumes,bin,kubeconfig,env}
 mkdir -p "$dir"/{logs,pids,etc,volumes}
 ln -s "$bin" "$dir/bin"
 pki=$dir/pki
-"$here/pki.sh" "$pki"
+ONTO_TESTCLUSTER_APISERVER_IP=$api_host "$here/pki.sh" "$pki"
 
 # If anything below fails, stop what was already started: a half-up cluster only
 # blocks the ports for the next attempt.
 trap 'rc=$?; if [ $rc -ne 0 ]; then log "start failed; stopping what was started (logs in $dir/logs)"; "$here/down.sh" >&2 || true; fi' EXIT
+if [ "$real_nodes" != 0 ]; then
+  "$here/nodes.sh" net-up
+fi
 
 kubeconfig() { # file user cert-name
   cat >"$1" <<EOF
@@ -78,7 +96,7 @@ kind: Config
 clusters:
 - name: onto-test
   cluster:
-    server: https://127.0.0.1:$api_port
+    server: https://$api_host:$api_port
     certificate-authority: $pki/ca.crt
 users:
 - name: $2
@@ -150,11 +168,20 @@ ready_check etcd curl -sf "http://127.0.0.1:$etcd_port/health"
 wait_until "etcd" curl -sf "http://127.0.0.1:$etcd_port/health"
 
 # --endpoint-reconciler-type=none: the default reconciler refuses a loopback advertise
-# address. No --enable-aggregator-routing: it breaks the ExternalName APIService of
-# metrics-server. Admission plugins stay at the defaults (PodSecurity, ResourceQuota, ...).
+# address; with real nodes the API server is on the node network's gateway, and the
+# `kubernetes` Service gets that address as its endpoint, as pods in a cluster expect.
+# Kubelets are reached by InternalIP with a client certificate, their serving
+# certificates checked against the cluster CA. No --enable-aggregator-routing: it
+# breaks the ExternalName APIService of metrics-server. Admission plugins stay at the
+# defaults (PodSecurity, ResourceQuota, ...).
+reconciler=none
+[ "$real_nodes" = 0 ] || reconciler=lease
 start kube-apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
-  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
-  --endpoint-reconciler-type=none \
+  --bind-address="$api_host" --advertise-address="$api_host" --secure-port="$api_port" \
+  --endpoint-reconciler-type="$reconciler" \
+  --kubelet-preferred-address-types=InternalIP,Hostname \
+  --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+  --kubelet-certificate-authority="$pki/ca.crt" \
   --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" --client-ca-file="$pki/ca.crt" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
@@ -163,9 +190,9 @@ start kube-apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etc
   --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
   --requestheader-extra-headers-prefix=X-Remote-Extra- \
   --proxy-client-cert-file="$pki/front-proxy-client.crt" --proxy-client-key-file="$pki/front-proxy-client.key"
-ready_check kube-apiserver curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$api_port/readyz"
+ready_check kube-apiserver curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://$api_host:$api_port/readyz"
 wait_until "kube-apiserver /readyz" curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
-  "https://127.0.0.1:$api_port/readyz"
+  "https://$api_host:$api_port/readyz"
 log "kube-apiserver ready after $(elapsed)"
 
 # HPA sync every 5 s (default 15 s) so HPA tests scale within a minute or so.
@@ -281,6 +308,9 @@ wait_until "APIService v1beta1.metrics.k8s.io Available" \
   kc wait --for=condition=Available apiservice/v1beta1.metrics.k8s.io --timeout=2s
 # The default ServiceAccount must exist before pods can be created in "default".
 wait_until "default ServiceAccount" kc -n default get serviceaccount default
+if [ "$real_nodes" != 0 ]; then
+  "$here/nodes.sh" up
+fi
 
 cat >"$dir/env" <<EOF
 # Written by hack/testcluster/up.sh; source it to use the test cluster.

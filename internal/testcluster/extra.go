@@ -86,7 +86,9 @@ func startExtra(ctx context.Context, up, bin, dir string) error {
 	}
 	names := []string{"ETCD", "ETCD_PEER", "APISERVER", "KCM", "SCHEDULER", "KWOK", "METRICS"}
 	env := append(os.Environ(), "ONTO_TESTCLUSTER_DIR="+dir, EnvBin+"="+bin,
-		"ONTO_TESTCLUSTER_WORKERS=1", "ONTO_TESTCLUSTER_GPU=0", "ONTO_TESTCLUSTER_FAST_SSD=0")
+		"ONTO_TESTCLUSTER_WORKERS=1", "ONTO_TESTCLUSTER_GPU=0", "ONTO_TESTCLUSTER_FAST_SSD=0",
+		// Real nodes are the main cluster's: an extra one runs on loopback alone.
+		EnvRealNodes+"=0")
 	for i, name := range names {
 		env = append(env, "ONTO_TESTCLUSTER_"+name+"_PORT="+strconv.Itoa(ports[i]))
 	}
