@@ -45,13 +45,17 @@ func LayerTar(files []File, created time.Time) ([]byte, error) {
 	slices.SortStableFunc(files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for i, f := range files {
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
 		if f.Name == "" || strings.HasPrefix(f.Name, "/") {
 			return nil, fmt.Errorf("layer: bad name %q", f.Name)
 		}
-		if i > 0 && files[i-1].Name == f.Name {
-			return nil, fmt.Errorf("layer: %s twice", f.Name)
+		// A directory and a file (or link) of one name: extracted, one replaces the other.
+		key := strings.TrimSuffix(f.Name, "/")
+		if seen[key] {
+			return nil, fmt.Errorf("layer: %s twice", key)
 		}
+		seen[key] = true
 		h := &tar.Header{
 			Name: f.Name, Mode: f.Mode, Uid: f.UID, Gid: f.GID, ModTime: created.UTC(),
 			Typeflag: tar.TypeReg, Size: int64(len(f.Data)), Format: tar.FormatPAX,
