@@ -106,10 +106,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s in %s (%d tags)\n", n, how, built.Took.Round(10*time.Millisecond), len(built.Images))
 		for _, t := range built.Images {
-			comp, uncomp, err := testimages.Sizes(t.Image)
-			if err != nil {
-				return err
-			}
+			comp, uncomp := t.Compressed, t.Uncompressed
 			if *registry == "" {
 				d, _ := t.Image.Digest()
 				fmt.Printf("%s@%s\t%.1f MiB compressed\t%.1f MiB uncompressed\n", t.Ref(testimages.RegistryHost), d, mib(comp), mib(uncomp))
@@ -120,7 +117,7 @@ func run(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%s\t%.1f MiB compressed\t%.1f MiB uncompressed\tpushed in %s\n", ref, mib(comp), mib(uncomp), time.Since(pstart).Round(time.Millisecond))
+			fmt.Printf("%s@%s\t%.1f MiB compressed\t%.1f MiB uncompressed\tpushed in %s\n", t.Ref(*registry), ref.DigestStr(), mib(comp), mib(uncomp), time.Since(pstart).Round(time.Millisecond))
 		}
 	}
 	fmt.Fprintf(os.Stderr, "done in %s (cache %s)\n", time.Since(start).Round(10*time.Millisecond), *cache)

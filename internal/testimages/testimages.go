@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,9 @@ var Names = []string{"pause", "sample-service", "redis", "postgres", "minio"}
 type Tagged struct {
 	Name, Tag string
 	Image     v1.Image
+	// Compressed is what a pull transfers (manifest, config, layers); Uncompressed the
+	// size of the layers' tars, recorded when the image was built.
+	Compressed, Uncompressed int64
 }
 
 // Ref is the image's reference under registry (host:port, or RegistryHost).
@@ -336,6 +340,10 @@ func (b *Builder) sampleService(ctx context.Context) ([]Tagged, error) {
 	return out, nil
 }
 
+// sizesFile records each image's sizes beside the layout, by digest: the uncompressed
+// size would otherwise cost a decompression of every layer on each run.
+const sizesFile = "onto-sizes.json"
+
 // writeLayout writes imgs as the OCI layout dir, each named by its tag, atomically.
 func writeLayout(dir string, imgs []Tagged) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -350,10 +358,29 @@ func writeLayout(dir string, imgs []Tagged) error {
 	if err != nil {
 		return err
 	}
+	sizes := map[string][2]int64{}
 	for _, t := range imgs {
 		if err := p.AppendImage(t.Image, layout.WithAnnotations(map[string]string{image.AnnotationRefName: t.Tag})); err != nil {
 			return err
 		}
+		d, err := t.Image.Digest()
+		if err != nil {
+			return err
+		}
+		if _, ok := sizes[d.String()]; !ok {
+			c, u, err := Sizes(t.Image)
+			if err != nil {
+				return err
+			}
+			sizes[d.String()] = [2]int64{c, u}
+		}
+	}
+	data, err := json.Marshal(sizes)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, sizesFile), data, 0o644); err != nil {
+		return err
 	}
 	_ = os.RemoveAll(dir)
 	return os.Rename(tmp, dir)
@@ -369,13 +396,25 @@ func readLayout(dir, imgName string) ([]Tagged, error) {
 	if err != nil {
 		return nil, err
 	}
+	data, err := os.ReadFile(filepath.Join(dir, sizesFile))
+	if err != nil {
+		return nil, err
+	}
+	var sizes map[string][2]int64
+	if err := json.Unmarshal(data, &sizes); err != nil {
+		return nil, fmt.Errorf("%s: %w", sizesFile, err)
+	}
 	var out []Tagged
 	for _, d := range m.Manifests {
 		img, err := idx.Image(d.Digest)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Tagged{Name: imgName, Tag: d.Annotations[image.AnnotationRefName], Image: img})
+		s, ok := sizes[d.Digest.String()]
+		if !ok {
+			return nil, fmt.Errorf("%s: no sizes of %s", sizesFile, d.Digest)
+		}
+		out = append(out, Tagged{Name: imgName, Tag: d.Annotations[image.AnnotationRefName], Image: img, Compressed: s[0], Uncompressed: s[1]})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: empty layout", dir)

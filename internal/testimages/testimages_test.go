@@ -137,6 +137,8 @@ func TestImages(t *testing.T) {
 	}
 	b := &Builder{ModuleDir: moduleDir(t), CacheDir: cache}
 	registry := registrytest.Start(t)
+	// The sample service's twelve tags share one layer: read each layer once.
+	seen := map[v1.Hash]map[string]image.File{}
 
 	for _, n := range names {
 		built, err := b.Build(t.Context(), n)
@@ -162,12 +164,25 @@ func TestImages(t *testing.T) {
 			} else if got, _ := byTag.Digest(); got.String() != d.DigestStr() {
 				t.Fatalf("%s is %s, pushed %s", tag, got, d)
 			}
-			checkImage(t, tagged.Name, tagged.Tag, pulled)
+			layers, err := pulled.Layers()
+			if err != nil || len(layers) != 1 {
+				t.Fatalf("%s: %d layers (%v), want one", d, len(layers), err)
+			}
+			ld, _ := layers[0].Digest()
+			files, ok := seen[ld]
+			if !ok {
+				files = layerFiles(t, pulled)
+				seen[ld] = files
+				if c, u, err := Sizes(pulled); err != nil || c != tagged.Compressed || u != tagged.Uncompressed {
+					t.Errorf("%s: sizes %d, %d (%v); the cache says %d, %d", d, c, u, err, tagged.Compressed, tagged.Uncompressed)
+				}
+			}
+			checkImage(t, tagged.Name, tagged.Tag, pulled, files)
 		}
 	}
 }
 
-func checkImage(t *testing.T, imgName, tag string, img v1.Image) {
+func checkImage(t *testing.T, imgName, tag string, img v1.Image, files map[string]image.File) {
 	t.Helper()
 	cf, err := img.ConfigFile()
 	if err != nil {
@@ -180,7 +195,6 @@ func checkImage(t *testing.T, imgName, tag string, img v1.Image) {
 	if c.Labels[image.AnnotationVersion] != tag {
 		t.Errorf("%s:%s: version label %q", imgName, tag, c.Labels[image.AnnotationVersion])
 	}
-	files := layerFiles(t, img)
 	env := map[string]string{}
 	for _, kv := range c.Env {
 		k, v, _ := strings.Cut(kv, "=")
