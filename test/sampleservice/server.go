@@ -85,7 +85,12 @@ func (s *Service) work(w http.ResponseWriter, r *http.Request) {
 	ctx, span := s.Tracer.Start(ctx, "work", trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()
 	start := time.Now()
-	defer func() { s.Sleep(ctx, s.Config.Mode.ExtraDelay(time.Since(start))) }()
+	// A slow mode holds the answer back, before it is written, on the request's own
+	// context (the work's timeout below is over by then).
+	finish := func(code int, res WorkResult) {
+		s.Sleep(r.Context(), s.Config.Mode.ExtraDelay(time.Since(start)))
+		writeJSON(w, code, res)
+	}
 
 	res := WorkResult{Component: s.Config.Component, Pod: s.Config.PodName, Version: s.Config.Version, OK: true, Backends: map[string]string{}}
 	if sc := span.SpanContext(); sc.IsSampled() {
@@ -96,7 +101,7 @@ func (s *Service) work(w http.ResponseWriter, r *http.Request) {
 		span.SetStatus(codes.Error, "failed on purpose")
 		res.OK, code = false, http.StatusInternalServerError
 		res.Backends["mode"] = s.Config.Mode.Name + ": failed on purpose"
-		writeJSON(w, code, res)
+		finish(code, res)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -130,7 +135,7 @@ func (s *Service) work(w http.ResponseWriter, r *http.Request) {
 		span.SetStatus(codes.Error, "a backing service failed")
 	}
 	s.Log.Debug("work", "ok", res.OK, "took", time.Since(start))
-	writeJSON(w, code, res)
+	finish(code, res)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

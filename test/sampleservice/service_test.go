@@ -282,7 +282,12 @@ func testService(t *testing.T, mode string, backends ...Backend) (*Service, *[]t
 		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ready: &Readiness{Backends: backends, Timeout: time.Second, Stale: time.Minute, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Rand:  func() float64 { n++; return draws[(n-1)%len(draws)] },
-		Sleep: func(_ context.Context, d time.Duration) { slept = append(slept, d) },
+		Sleep: func(ctx context.Context, d time.Duration) {
+			if ctx.Err() != nil {
+				d = -1 // a sleep on a context already over does not sleep
+			}
+			slept = append(slept, d)
+		},
 	}, &slept
 }
 
