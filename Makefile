@@ -71,9 +71,11 @@ generate:
 docs:
 	$(GO) test ./cmd/kubectl-onto -run '^TestDocsReference$$' -count=1 -update
 
-## unit-test: tests that need no cluster (integration tests skip themselves)
+## unit-test: tests that need no cluster (integration tests skip themselves), and those of
+## the sample service, a module of its own
 unit-test:
 	$(GO) test ./...
+	cd test/sampleservice && $(GO) test ./...
 
 ## test: the whole suite — builds (or reuses) the local control plane, starts it,
 ## runs unit and integration tests against it, stops it
@@ -107,6 +109,7 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+	cd test/sampleservice && $(GO) vet ./...
 
 clean:
 	rm -rf $(BIN_DIR)

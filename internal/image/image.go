@@ -16,9 +16,7 @@ Licensed under the Apache License, Version 2.0.
 package image
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/pem"
 	"errors"
@@ -38,7 +36,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/crypto/x509roots/fallback/bundle"
 )
@@ -144,107 +141,59 @@ func platformImage(o Options, b Binary, anns map[string]string) (v1.Image, error
 	if err != nil {
 		return nil, err
 	}
-	data, err := layerTar(exe, o.Created)
+	roots, err := CARoots()
 	if err != nil {
 		return nil, err
 	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
-		tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.DefaultCompression), tarball.WithCompressedCaching)
+	files := append(BaseFiles(roots), File{Name: strings.TrimPrefix(Entrypoint, "/"), Mode: 0o755, Data: exe})
+	layer, err := Layer(files, o.Created)
 	if err != nil {
 		return nil, err
 	}
-	created := v1.Time{Time: o.Created.UTC()}
-	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	img, err = mutate.Append(img, mutate.Addendum{
-		Layer:     layer,
-		MediaType: types.OCILayer,
-		History:   v1.History{Created: created, CreatedBy: "hack/image (go build " + o.Version + ")", Comment: "kubectl-onto, CA roots, passwd"},
+	return NewImage(ImageSpec{
+		Platform: b.Platform,
+		Created:  o.Created,
+		Layers: []LayerSpec{{
+			Layer:     layer,
+			CreatedBy: "hack/image (go build " + o.Version + ")",
+			Comment:   "kubectl-onto, CA roots, passwd",
+		}},
+		Config: v1.Config{
+			User:       User,
+			Entrypoint: []string{Entrypoint},
+			Env:        []string{"PATH=/", "HOME=" + Home, "SSL_CERT_FILE=" + CABundle},
+			WorkingDir: "/",
+			Labels:     anns,
+		},
+		Annotations: anns,
 	})
-	if err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Variant, cf.OSVersion = b.Platform.OS, b.Platform.Architecture, b.Platform.Variant, b.Platform.OSVersion
-	cf.Created = created
-	cf.Author = ""
-	cf.Config = v1.Config{
-		User:       User,
-		Entrypoint: []string{Entrypoint},
-		Env:        []string{"PATH=/", "HOME=" + Home, "SSL_CERT_FILE=" + CABundle},
-		WorkingDir: "/",
-		Labels:     anns,
-	}
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return nil, err
-	}
-	out, ok := mutate.Annotations(img, anns).(v1.Image)
-	if !ok {
-		return nil, errors.New("annotated image is not an image")
-	}
-	return out, nil
 }
 
-// layerTar is the one layer of an image: the binary at Entrypoint, the CA roots, the
-// passwd and group entries of root and the user, the user's home and a /tmp. Every
-// entry has mtime created, root's ownership (the home the user's) and a fixed mode;
-// entries are in a fixed order, directories before what they hold.
-func layerTar(exe []byte, created time.Time) ([]byte, error) {
-	roots, err := caBundle()
-	if err != nil {
-		return nil, err
-	}
+// BaseFiles are what every image of the project's own programs holds besides the
+// program: the CA roots, the passwd and group entries of root and the non-root user,
+// the user's home and a /tmp, directories before what they hold. Layer sorts them
+// with the program's file.
+func BaseFiles(roots []byte) []File {
 	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:%s:/sbin/nologin\n", UID, GID, Home)
 	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", GID)
-	type entry struct {
-		name     string
-		mode     int64
-		uid, gid int
-		data     []byte // nil: a directory
+	return []File{
+		{Name: "etc/", Mode: 0o755},
+		{Name: "etc/group", Mode: 0o644, Data: []byte(group)},
+		{Name: "etc/passwd", Mode: 0o644, Data: []byte(passwd)},
+		{Name: "etc/ssl/", Mode: 0o755},
+		{Name: "etc/ssl/certs/", Mode: 0o755},
+		{Name: strings.TrimPrefix(CABundle, "/"), Mode: 0o644, Data: roots},
+		{Name: "home/", Mode: 0o755},
+		{Name: strings.TrimPrefix(Home, "/") + "/", Mode: 0o700, UID: UID, GID: GID},
+		{Name: "tmp/", Mode: 0o1777},
 	}
-	entries := []entry{
-		{name: "etc/", mode: 0o755},
-		{name: "etc/group", mode: 0o644, data: []byte(group)},
-		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
-		{name: "etc/ssl/", mode: 0o755},
-		{name: "etc/ssl/certs/", mode: 0o755},
-		{name: strings.TrimPrefix(CABundle, "/"), mode: 0o644, data: roots},
-		{name: "home/", mode: 0o755},
-		{name: strings.TrimPrefix(Home, "/") + "/", mode: 0o700, uid: UID, gid: GID},
-		{name: strings.TrimPrefix(Entrypoint, "/"), mode: 0o755, data: exe},
-		{name: "tmp/", mode: 0o1777},
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		h := &tar.Header{
-			Name: e.name, Mode: e.mode, Uid: e.uid, Gid: e.gid, ModTime: created.UTC(),
-			Typeflag: tar.TypeReg, Size: int64(len(e.data)), Format: tar.FormatPAX,
-		}
-		if e.data == nil {
-			h.Typeflag, h.Size = tar.TypeDir, 0
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
-// caBundle is the CA roots of golang.org/x/crypto/x509roots/fallback (Mozilla's
+// CARoots are the CA roots of golang.org/x/crypto/x509roots/fallback (Mozilla's
 // list as Go packages it), PEM-encoded in the module's order. Roots the module
 // trusts only with a constraint (a distrust date) are left out: a PEM bundle cannot
 // carry one, and trusting them without it would trust more than Go does.
-func caBundle() ([]byte, error) {
+func CARoots() ([]byte, error) {
 	var buf bytes.Buffer
 	for r := range bundle.Roots() {
 		if r.Constraint != nil {
@@ -268,6 +217,8 @@ type CompileOptions struct {
 	ModuleDir string
 	// Package is the main package; ./cmd/kubectl-onto when empty.
 	Package string
+	// Name is the binary's file name; kubectl-onto when empty.
+	Name string
 	// LDFlags are the linker flags (the Makefile's, with the version).
 	LDFlags string
 	// OutDir gets OS_ARCH/kubectl-onto per platform.
@@ -278,11 +229,14 @@ type CompileOptions struct {
 	Stderr io.Writer
 }
 
-// Compile builds a static kubectl-onto for each platform, one after the other (the go
+// Compile builds a static kubectl-onto (or o.Package) for each platform, one after the other (the go
 // command uses every core for one), with -trimpath and without VCS stamping so the
 // bytes depend on the source, the flags and the toolchain only.
 func Compile(ctx context.Context, o CompileOptions) ([]Binary, error) {
-	goCmd, pkg, platforms := o.Go, o.Package, o.Platforms
+	goCmd, pkg, platforms, binName := o.Go, o.Package, o.Platforms, o.Name
+	if binName == "" {
+		binName = "kubectl-onto"
+	}
 	if goCmd == "" {
 		goCmd = "go"
 	}
@@ -294,7 +248,7 @@ func Compile(ctx context.Context, o CompileOptions) ([]Binary, error) {
 	}
 	var out []Binary
 	for _, p := range platforms {
-		path := filepath.Join(o.OutDir, p.OS+"_"+p.Architecture, "kubectl-onto")
+		path := filepath.Join(o.OutDir, p.OS+"_"+p.Architecture, binName)
 		cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-buildvcs=false", "-ldflags", o.LDFlags, "-o", path, pkg)
 		cmd.Dir = o.ModuleDir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)

@@ -14,12 +14,9 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,16 +28,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distribution/distribution/v3/configuration"
-	"github.com/distribution/distribution/v3/registry/handlers"
-	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	"github.com/sirupsen/logrus"
 
 	"github.com/coomia-dip/kubectl-onto/internal/image"
+	"github.com/coomia-dip/kubectl-onto/internal/registrytest"
 )
 
 // testVersion is linked into the test's binaries, and must come back from the
@@ -203,7 +197,7 @@ func TestImageRegistryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	host := startRegistry(t)
+	host := registrytest.Start(t)
 	ctx := context.Background()
 	ref, err := image.Push(ctx, host+"/coomia-dip/kubectl-onto", opts.Version, idx)
 	if err != nil {
@@ -373,33 +367,6 @@ func runAsNonRoot(t *testing.T, exe []byte) {
 		t.Fatalf("the read-only directory holds %d entries after the runs, want its 2 files", len(entries))
 	}
 	t.Logf("as %s in a read-only directory: version %s on %s, render %d bytes", user, v.Version, v.Platform, len(rendered))
-}
-
-// startRegistry serves distribution's registry, with in-memory storage, on a free
-// port of 127.0.0.1 until the test ends, and returns its host:port.
-func startRegistry(t *testing.T) string {
-	t.Helper()
-	logrus.SetOutput(io.Discard) // its access and request logs
-	cfg := &configuration.Configuration{Storage: configuration.Storage{"inmemory": configuration.Parameters{}}}
-	cfg.HTTP.Secret = "kubectl-onto-image-test"
-	cfg.Log.AccessLog.Disabled = true
-	ctx, cancel := context.WithCancel(context.Background())
-	app := handlers.NewApp(ctx, cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("registry: %v", err)
-		}
-	})
-	return ln.Addr().String()
 }
 
 type file struct {
