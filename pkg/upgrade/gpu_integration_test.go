@@ -128,11 +128,11 @@ func watchUnschedulable(ctx context.Context, t *testing.T, e *upEnv, component s
 	pods := e.clients.Kube.CoreV1().Pods(e.p.Namespace)
 	sel := v1alpha1.LabelName + "=" + component
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = sel
 			return pods.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = sel
 			return pods.Watch(ctx, o)
 		},

@@ -175,11 +175,11 @@ func (r *run) waitJob(ctx context.Context, name string) error {
 	jobs := r.u.Clients.Kube.BatchV1().Jobs(r.u.Namespace)
 	field := "metadata.name=" + name
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = field
 			return jobs.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = field
 			return jobs.Watch(ctx, o)
 		},

@@ -96,11 +96,11 @@ func (r *run) soak(ctx context.Context, component string, w *unstructured.Unstru
 	}
 	pods := r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace)
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
 			return pods.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
 			return pods.Watch(ctx, o)
 		},
@@ -149,11 +149,11 @@ func (r *run) waitTerminated(ctx context.Context, dep *unstructured.Unstructured
 	selector := canarySelector(dep) // any Deployment's matchLabels
 	pods := r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace)
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = selector
 			return pods.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = selector
 			return pods.Watch(ctx, o)
 		},
