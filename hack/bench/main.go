@@ -104,8 +104,9 @@ func main() {
 	flag.IntVar(&c.watchRounds, "watch-rounds", 3, "rounds of the cold-start comparison with -watch-baseline")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, c, os.Stdout); err != nil {
+	err := run(ctx, c, os.Stdout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
