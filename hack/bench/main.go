@@ -381,7 +381,7 @@ func logf(format string, args ...any) {
 // comparison holds the side-by-side runs.
 type comparison struct {
 	plan, diff, noop, apply []time.Duration
-	// planUncached is plan with KUBECTL_ONTO_RENDER_CACHE=off.
+	// planUncached is plan with ONTO_RENDER_CACHE=off.
 	planUncached []time.Duration
 	// Requests of one run each, counted in a run of their own (-v 6 slows a run).
 	planReq, noopReq, diffReq, applyReq bench.Counts
@@ -409,7 +409,7 @@ func compare(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig, file, 
 			return nil, fmt.Errorf("plan of the installed platform: %w", err)
 		}
 		// The same plan without the render cache: a file just edited renders.
-		pc, err := bench.TimePluginEnv(ctx, []string{"KUBECTL_ONTO_RENDER_CACHE=off"}, bin, kubeconfig, planArgs...)
+		pc, err := bench.TimePluginEnv(ctx, []string{"ONTO_RENDER_CACHE=off"}, bin, kubeconfig, planArgs...)
 		if err != nil {
 			return nil, fmt.Errorf("plan of the installed platform, render cache off: %w", err)
 		}

@@ -297,7 +297,7 @@ func WatchArgs(o InstallOptions) []string {
 // TempDir is the one place the watch's container can write: an emptyDir under its
 // read-only root filesystem, also its HOME (the image's home is read-only there).
 // The watch itself writes nothing to disk by default; what may (--audit-log FILE,
-// KUBECTL_ONTO_CPUPROFILE, os.TempDir, kubectl's cache under $HOME/.kube) lands here.
+// ONTO_CPUPROFILE, os.TempDir, kubectl's cache under $HOME/.kube) lands here.
 const TempDir = "/tmp"
 
 // watchMemory is the watch container's memory request and limit when it watches
