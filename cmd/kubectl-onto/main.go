@@ -38,8 +38,8 @@ func run() int {
 		}
 	}
 	// A heap profile of what the command holds. On Ctrl-C it is written before the
-	// command hears of it: a watch still has its caches then (written once the manager
-	// had stopped, a profile showed 9 MB of a 60 MB heap); otherwise as the command ends.
+	// command hears of it: a watch still has its caches then (once the manager has
+	// stopped, they are gone from the profile); otherwise as the command ends.
 	if path := envValue(os.Getenv, envPrefix+"MEMPROFILE"); path != "" {
 		var once sync.Once
 		writeHeap := func() {

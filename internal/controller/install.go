@@ -302,9 +302,8 @@ const TempDir = "/tmp"
 
 // watchMemory is the watch container's memory request and limit when it watches
 // namespaces namespaces (0: every namespace, one cache for the cluster). Watching
-// listed namespaces costs one informer per namespace and kind (14 kinds): measured
-// at 100 namespaces of tenants, 312 MiB RSS against 136 MiB under -A (362 and 151
-// at GOGC=100), about 2-3 MiB a namespace. Without this a long --namespaces list
+// listed namespaces costs one informer per namespace and kind (14 kinds), about 2-3
+// MiB a namespace (docs/benchmarks.md). Without this a long --namespaces list
 // would be OOM-killed at a fixed limit.
 func watchMemory(namespaces int) (request, limit resource.Quantity) {
 	const mi = 1 << 20
