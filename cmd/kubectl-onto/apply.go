@@ -96,8 +96,8 @@ type ApplyOptions struct {
 	UpgradeFlags
 	OutputFlags
 	DryRunFlags
-	// FleetFlags tune a run over several platforms.
-	FleetFlags
+	// ParallelFlags tune a run over several platforms.
+	ParallelFlags
 	// ClusterFleetFlags run the apply on every cluster of a fleet file.
 	ClusterFleetFlags
 	// PlanFile applies a plan saved with `plan -o json`.
@@ -184,7 +184,7 @@ ERROR) ends the run, or with -o json a last line {"clusters": [...], "success": 
 	o.ApplyFlags.AddFlags(cmd.Flags())
 	o.UpgradeFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json")
-	o.FleetFlags.AddFlags(cmd.Flags())
+	o.ParallelFlags.AddFlags(cmd.Flags())
 	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	o.DryRunFlags.AddFlags(cmd.Flags(), "client lists what would be applied, plane by plane, without contacting the cluster; server prints the plan, each object validated by the API server, and fails where apply would")
 	cmd.Flags().StringVar(&o.PlanFile, "plan", "", "Apply this plan (from plan -o json); refused if the cluster changed since it was made")
@@ -208,7 +208,7 @@ func (o *ApplyOptions) Validate() error {
 	if err := o.ApplyFlags.Validate(); err != nil {
 		return err
 	}
-	if err := o.FleetFlags.Validate(); err != nil {
+	if err := o.ParallelFlags.Validate(); err != nil {
 		return err
 	}
 	dryRun, err := o.Strategy()
@@ -235,7 +235,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		return err
 	}
 	if len(loaded) > 1 {
-		o.clientShare = min(o.FleetFlags.Parallel, len(loaded))
+		o.clientShare = min(o.ParallelFlags.Parallel, len(loaded))
 		return o.runMany(ctx, loaded)
 	}
 	lp := loaded[0]

@@ -304,15 +304,6 @@ func clusterFleetError(ctx context.Context, view printers.ClusterFleetView) erro
 	return &ExitError{Code: exitFailure, Err: err}
 }
 
-// writeClusterFleet prints the view: the table, or with -o json one JSON document
-// (the last line of apply's JSON lines).
-func (g *GlobalOptions) writeClusterFleet(format printers.Format, view printers.ClusterFleetView) error {
-	if format == printers.FormatJSON {
-		return printers.WriteJSON(g.Out, view)
-	}
-	return printers.Write(g.Out, format, g.Terminal(g.Out), view)
-}
-
 // upToDate reports whether the cluster's platform already runs what lp asks, after a
 // run that Succeeded: the same spec, recorded at its generation, at the spec's
 // version, no upgrade in progress. Such a cluster is skipped: this is how running the

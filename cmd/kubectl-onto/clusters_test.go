@@ -45,6 +45,9 @@ func TestFleetOffline(t *testing.T) {
 			stderrHas: "9.9.9"},
 		{name: "status-with-name", args: []string{"status", "onto-dev", "--fleet", fleet("valid"), kc},
 			stderrHas: "it takes no NAME"},
+		// examples/fleet.yaml: the contexts it names that the kubeconfig lacks.
+		{name: "example", args: []string{"plan", "--fleet", filepath.Join("..", "..", "examples", "fleet.yaml"), kc},
+			stderrHas: "fleet.yaml:20: waves[1].clusters[1].context: Not found: \"prod-us\""},
 		{name: "apply-dry-run-client", args: []string{"apply", "--fleet", fleet("valid"), "--dry-run", kc},
 			stderrHas: "--dry-run=client with --fleet"},
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestUnreachableCluster(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append(tc.args, "--kubeconfig", kubeconfigFor(t, tc.server))
+			args := slices.Concat(tc.args, []string{"--kubeconfig", kubeconfigFor(t, tc.server)})
 			r := runMain(t, args...)
 			if r.code != exitFailure {
 				t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, exitFailure, r.stderr)

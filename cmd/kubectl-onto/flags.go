@@ -58,21 +58,21 @@ func (f *FileFlags) Validate() error {
 	return nil
 }
 
-// FleetFlags tune a run over several platforms (a file or directory holding more than
+// ParallelFlags tune a run over several platforms (a file or directory holding more than
 // one): how many run at once, and whether the first failure stops the others.
-type FleetFlags struct {
+type ParallelFlags struct {
 	Parallel int
 	FailFast bool
 }
 
 // AddFlags registers --parallel and --fail-fast.
-func (f *FleetFlags) AddFlags(flags *pflag.FlagSet) {
+func (f *ParallelFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.IntVar(&f.Parallel, "parallel", 4, "With several platforms: how many run at once (each holds its own lock, inventory, status and revision)")
 	flags.BoolVar(&f.FailFast, "fail-fast", false, "With several platforms: cancel the others at the first failure (their locks are released; the cancelled are reported as such)")
 }
 
 // Validate checks --parallel.
-func (f *FleetFlags) Validate() error {
+func (f *ParallelFlags) Validate() error {
 	if f.Parallel < 1 {
 		return fmt.Errorf("invalid --parallel %d: it must be at least 1", f.Parallel)
 	}

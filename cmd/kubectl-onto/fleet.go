@@ -19,9 +19,9 @@ import (
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
-	"github.com/coomia-dip/kubectl-onto/pkg/fleet"
 	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
+	"github.com/coomia-dip/kubectl-onto/pkg/parallel"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
@@ -56,7 +56,7 @@ func (o *ApplyOptions) runMany(ctx context.Context, loaded []platform.Loaded) er
 	}
 	streams := o.fleetStreams(o.format)
 	shared := sharedLists(clients, loaded)
-	results := runFleet(ctx, loaded, o.FleetFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
+	results := runParallel(ctx, loaded, o.ParallelFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
 		return o.applyOneOfMany(ctx, clients, shared, lp, streams)
 	})
 	view := fleetView(loaded, results)
@@ -123,7 +123,7 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 	streams := o.fleetStreams(printers.FormatText)
 	keepObjects := o.format != printers.FormatText
 	shared := sharedLists(clients, loaded)
-	results := runFleet(ctx, loaded, o.FleetFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
+	results := runParallel(ctx, loaded, o.ParallelFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
 		row := printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}
 		d, err := liveDesired(ctx, clients, shared, &lp, streams.notes(lp.Platform.Namespace+"/"+lp.Platform.Name))
 		if err != nil {
@@ -174,11 +174,11 @@ func dropObjects(p *plan.Plan) {
 	}
 }
 
-// runFleet runs fn for each platform, flags.Parallel at a time. A platform's error is
+// runParallel runs fn for each platform, flags.Parallel at a time. A platform's error is
 // printed in full, with its name, as soon as it fails, where its progress is; the
 // table at the end keeps its first line.
-func runFleet(ctx context.Context, loaded []platform.Loaded, flags FleetFlags, s fleetStreams, fn func(context.Context, platform.Loaded) (printers.FleetPlatform, error)) []fleet.Result[printers.FleetPlatform] {
-	return fleet.RunAll(ctx, loaded, flags.Parallel, flags.FailFast, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
+func runParallel(ctx context.Context, loaded []platform.Loaded, flags ParallelFlags, s fleetStreams, fn func(context.Context, platform.Loaded) (printers.FleetPlatform, error)) []parallel.Result[printers.FleetPlatform] {
+	return parallel.RunAll(ctx, loaded, flags.Parallel, flags.FailFast, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
 		row, err := fn(ctx, lp)
 		// A cancelled platform's error is the cancellation, said in the table.
 		if err != nil && ctx.Err() == nil {
@@ -232,19 +232,19 @@ func (s fleetStreams) notes(ref string) io.Writer {
 
 // fleetView is the table of a run: each platform's row, its result, duration and
 // error.
-func fleetView(loaded []platform.Loaded, results []fleet.Result[printers.FleetPlatform]) printers.FleetView {
+func fleetView(loaded []platform.Loaded, results []parallel.Result[printers.FleetPlatform]) printers.FleetView {
 	view := printers.FleetView{Success: true}
 	for i, r := range results {
 		row := r.Value
 		row.Namespace, row.Name = loaded[i].Platform.Namespace, loaded[i].Platform.Name
 		row.Result, row.DurationSeconds = string(r.Outcome), r.Duration.Seconds()
 		switch r.Outcome {
-		case fleet.Failed:
+		case parallel.Failed:
 			row.Error = explainAPIError(r.Err, "", "").Error()
-		case fleet.Cancelled:
+		case parallel.Cancelled:
 			row.Error = cancelledMessage(r.Err)
 		}
-		view.Success = view.Success && r.Outcome == fleet.Succeeded
+		view.Success = view.Success && r.Outcome == parallel.Succeeded
 		view.Platforms = append(view.Platforms, row)
 	}
 	return view
@@ -253,7 +253,7 @@ func fleetView(loaded []platform.Loaded, results []fleet.Result[printers.FleetPl
 // cancelledMessage says why a platform was cancelled.
 func cancelledMessage(err error) string {
 	switch {
-	case errors.Is(err, fleet.ErrFailFast):
+	case errors.Is(err, parallel.ErrFailFast):
 		return "cancelled: another platform failed (--fail-fast)"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "cancelled: --timeout"
@@ -264,14 +264,14 @@ func cancelledMessage(err error) string {
 // fleetError is the error of a run with failed or cancelled platforms, naming them:
 // "2 of 5 platforms failed: a/x, b/y". A run stopped by Ctrl-C or --timeout wraps
 // that cause, so the command reports it as for one platform.
-func fleetError(ctx context.Context, loaded []platform.Loaded, results []fleet.Result[printers.FleetPlatform]) error {
+func fleetError(ctx context.Context, loaded []platform.Loaded, results []parallel.Result[printers.FleetPlatform]) error {
 	var failed, cancelled []string
 	for i, r := range results {
 		ref := loaded[i].Platform.Namespace + "/" + loaded[i].Platform.Name
 		switch r.Outcome {
-		case fleet.Failed:
+		case parallel.Failed:
 			failed = append(failed, ref)
-		case fleet.Cancelled:
+		case parallel.Cancelled:
 			cancelled = append(cancelled, ref)
 		}
 	}

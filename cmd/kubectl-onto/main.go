@@ -31,16 +31,16 @@ func run() int {
 	defer stop()
 	// A CPU profile of the whole command, process start to exit, for the speed work:
 	// in-process benchmarks leave out what a user waits for.
-	if path := os.Getenv("KUBECTL_ONTO_CPUPROFILE"); path != "" {
+	if path := envValue(os.Getenv, envPrefix+"CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
 			defer f.Close()
 			defer pprof.StopCPUProfile()
 		}
 	}
 	// A heap profile of what the command holds. On Ctrl-C it is written before the
-	// command hears of it: a watch still has its caches then (written once the manager
-	// had stopped, a profile showed 9 MB of a 60 MB heap); otherwise as the command ends.
-	if path := os.Getenv("KUBECTL_ONTO_MEMPROFILE"); path != "" {
+	// command hears of it: a watch still has its caches then (once the manager has
+	// stopped, they are gone from the profile); otherwise as the command ends.
+	if path := envValue(os.Getenv, envPrefix+"MEMPROFILE"); path != "" {
 		var once sync.Once
 		writeHeap := func() {
 			once.Do(func() {

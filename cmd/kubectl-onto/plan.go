@@ -27,8 +27,8 @@ type PlanOptions struct {
 	*GlobalOptions
 	FileFlags
 	OutputFlags
-	// FleetFlags tune a plan of several platforms.
-	FleetFlags
+	// ParallelFlags tune a plan of several platforms.
+	ParallelFlags
 	// ClusterFleetFlags plan every cluster of a fleet file.
 	ClusterFleetFlags
 	// DetailedExitCode exits 2 when the plan has changes, 0 when it has none.
@@ -79,7 +79,7 @@ cluster that cannot be planned does not stop the others; the run exits 1 naming 
 	}
 	o.FileFlags.AddFlags(cmd.Flags())
 	o.OutputFlags.AddFlags(cmd.Flags(), "text", "json", "yaml", "jsonpath")
-	o.FleetFlags.AddFlags(cmd.Flags())
+	o.ParallelFlags.AddFlags(cmd.Flags())
 	o.ClusterFleetFlags.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "Exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&o.ShowUnchanged, "show-unchanged", false, "List unchanged objects too")
@@ -101,7 +101,7 @@ func (o *PlanOptions) Validate() error {
 	if err := o.FileFlags.Validate(); o.Fleet == "" && err != nil {
 		return err
 	}
-	return o.FleetFlags.Validate()
+	return o.ParallelFlags.Validate()
 }
 
 // Run plans and prints: one platform as always, several each in turn (runMany).
@@ -118,7 +118,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(loaded) > 1 {
-		o.clientShare = min(o.FleetFlags.Parallel, len(loaded))
+		o.clientShare = min(o.ParallelFlags.Parallel, len(loaded))
 		return o.runMany(ctx, loaded)
 	}
 	lp := loaded[0]

@@ -84,13 +84,13 @@ func (g *GlobalOptions) Validator() (*spec.Validator, error) {
 }
 
 // RenderCacheEnv turns the render cache off when set to "off".
-const RenderCacheEnv = "KUBECTL_ONTO_RENDER_CACHE"
+const RenderCacheEnv = envPrefix + "RENDER_CACHE"
 
 // cache is the render cache under kubectl's --cache-dir (onto-render/); nil when
-// KUBECTL_ONTO_RENDER_CACHE=off or it cannot be set up. It keeps renders and the
+// ONTO_RENDER_CACHE=off or it cannot be set up. It keeps renders and the
 // documents the validator found valid.
 func (g *GlobalOptions) cache() *rendercache.Cache {
-	if (g.getenv != nil && g.getenv(RenderCacheEnv) == "off") || g.ConfigFlags == nil || g.ConfigFlags.CacheDir == nil || *g.ConfigFlags.CacheDir == "" {
+	if (g.getenv != nil && envValue(g.getenv, RenderCacheEnv) == "off") || g.ConfigFlags == nil || g.ConfigFlags.CacheDir == nil || *g.ConfigFlags.CacheDir == "" {
 		return nil
 	}
 	c, err := rendercache.New(filepath.Join(*g.ConfigFlags.CacheDir, "onto-render"))
@@ -237,7 +237,7 @@ func bindEnvAndConfig(cmd *cobra.Command, v *viper.Viper, configFile string, get
 		}
 	}
 	envName := func(parts ...string) string {
-		return "ONTO_" + strings.ToUpper(strings.ReplaceAll(strings.Join(parts, "_"), "-", "_"))
+		return envPrefix + strings.ToUpper(strings.ReplaceAll(strings.Join(parts, "_"), "-", "_"))
 	}
 	command := cmd.Name()
 	var errs []error

@@ -147,9 +147,8 @@ func (o *WatchOptions) Validate() error {
 
 // watchGCPercent is the watch's GOGC when the environment sets none. Its heap is
 // mostly the informer cache, which lives as long as the process: Go's default (100)
-// lets the heap grow to twice that before collecting. Measured at 100 tenants of
-// examples/tenant.yaml under -A, whole process, interleaved: steady RSS 120 MiB at 50
-// against 134 MiB at 100, the first passes' CPU 20% higher, drift repairs as fast.
+// lets the heap grow to twice that before collecting. 50 keeps less resident for a
+// little more CPU in the first passes (docs/benchmarks.md).
 const watchGCPercent = 50
 
 // setWatchGC sets the watch's GC target unless GOGC is set, which wins as for any Go
@@ -179,8 +178,8 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	// The informers' streams stay open as long as the watch runs, one per kind and
 	// watched namespace. The API server gzips a stream that starts with its list
 	// (WatchListCompression), and each one then holds a decompressor here (about 40 KB)
-	// and a compressor there, for events of a few KB: 10 MB of heap over 10
-	// namespaces. The plans' and applies' one-shot lists (clients) stay compressed.
+	// and a compressor there, for events of a few KB (docs/benchmarks.md). The plans'
+	// and applies' one-shot lists (clients) stay compressed.
 	cfg = rest.CopyConfig(cfg)
 	cfg.DisableCompression = true
 	catalog, err := o.Catalog()

@@ -104,8 +104,9 @@ func main() {
 	flag.IntVar(&c.watchRounds, "watch-rounds", 3, "rounds of the cold-start comparison with -watch-baseline")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, c, os.Stdout); err != nil {
+	err := run(ctx, c, os.Stdout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -380,7 +381,7 @@ func logf(format string, args ...any) {
 // comparison holds the side-by-side runs.
 type comparison struct {
 	plan, diff, noop, apply []time.Duration
-	// planUncached is plan with KUBECTL_ONTO_RENDER_CACHE=off.
+	// planUncached is plan with ONTO_RENDER_CACHE=off.
 	planUncached []time.Duration
 	// Requests of one run each, counted in a run of their own (-v 6 slows a run).
 	planReq, noopReq, diffReq, applyReq bench.Counts
@@ -408,7 +409,7 @@ func compare(ctx context.Context, kubectl bench.Kubectl, bin, kubeconfig, file, 
 			return nil, fmt.Errorf("plan of the installed platform: %w", err)
 		}
 		// The same plan without the render cache: a file just edited renders.
-		pc, err := bench.TimePluginEnv(ctx, []string{"KUBECTL_ONTO_RENDER_CACHE=off"}, bin, kubeconfig, planArgs...)
+		pc, err := bench.TimePluginEnv(ctx, []string{"ONTO_RENDER_CACHE=off"}, bin, kubeconfig, planArgs...)
 		if err != nil {
 			return nil, fmt.Errorf("plan of the installed platform, render cache off: %w", err)
 		}

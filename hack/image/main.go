@@ -25,12 +25,11 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: image build|push [flags]")
 		os.Exit(2)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	var err error
 	switch os.Args[1] {
 	case "build":
@@ -40,6 +39,7 @@ func main() {
 	default:
 		err = fmt.Errorf("unknown command %q: build or push", os.Args[1])
 	}
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)

@@ -58,7 +58,7 @@ func TimePlugin(ctx context.Context, bin, kubeconfig string, args ...string) (ti
 }
 
 // TimePluginEnv is TimePlugin with env added to the environment (NAME=value), such as
-// KUBECTL_ONTO_RENDER_CACHE=off for a run that renders as if the file were new.
+// ONTO_RENDER_CACHE=off for a run that renders as if the file were new.
 func TimePluginEnv(ctx context.Context, env []string, bin, kubeconfig string, args ...string) (time.Duration, error) {
 	return TimeCommand(ctx, env, bin, append(args, "--kubeconfig", kubeconfig)...)
 }

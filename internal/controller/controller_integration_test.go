@@ -30,6 +30,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/bench"
@@ -44,8 +45,6 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	testcluster.Main(m)
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // syncBuffer is an audit log the test reads while the manager writes it.
 type syncBuffer struct {
@@ -370,7 +369,7 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 		// The file as the cluster holds it (the gateway's replicas are gitops's now),
 		// with one more nessie.
 		p := e.live()
-		p.Spec.DataPlane.Nessie.Replicas = ptrTo(int32(2))
+		p.Spec.DataPlane.Nessie.Replicas = ptr.To(int32(2))
 		d := ontotest.Desired(t, p)
 		opts := ontotest.ApplyOptions()
 		opts.Release, opts.LockWait = ontotest.Release(t, p.Spec.Version), 60*time.Second

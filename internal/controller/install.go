@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
@@ -235,7 +236,7 @@ func InstallObjects(opts InstallOptions) ([]*unstructured.Unstructured, error) {
 	})
 	objs := []runtime.Object{
 		ns,
-		&corev1.ServiceAccount{ObjectMeta: meta(o.Name, o.Namespace), AutomountServiceAccountToken: ptrTo(true)},
+		&corev1.ServiceAccount{ObjectMeta: meta(o.Name, o.Namespace), AutomountServiceAccountToken: ptr.To(true)},
 	}
 	// The admission policies before the RBAC that grants what they limit.
 	for _, pol := range AdmissionPolicies(o.Name, o.Namespace) {
@@ -296,14 +297,13 @@ func WatchArgs(o InstallOptions) []string {
 // TempDir is the one place the watch's container can write: an emptyDir under its
 // read-only root filesystem, also its HOME (the image's home is read-only there).
 // The watch itself writes nothing to disk by default; what may (--audit-log FILE,
-// KUBECTL_ONTO_CPUPROFILE, os.TempDir, kubectl's cache under $HOME/.kube) lands here.
+// ONTO_CPUPROFILE, os.TempDir, kubectl's cache under $HOME/.kube) lands here.
 const TempDir = "/tmp"
 
 // watchMemory is the watch container's memory request and limit when it watches
 // namespaces namespaces (0: every namespace, one cache for the cluster). Watching
-// listed namespaces costs one informer per namespace and kind (14 kinds): measured
-// at 100 namespaces of tenants, 312 MiB RSS against 136 MiB under -A (362 and 151
-// at GOGC=100), about 2-3 MiB a namespace. Without this a long --namespaces list
+// listed namespaces costs one informer per namespace and kind (14 kinds), about 2-3
+// MiB a namespace (docs/benchmarks.md). Without this a long --namespaces list
 // would be OOM-killed at a fixed limit.
 func watchMemory(namespaces int) (request, limit resource.Quantity) {
 	const mi = 1 << 20
@@ -331,18 +331,18 @@ func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptrTo(o.Replicas),
+			Replicas: ptr.To(o.Replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: sel},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "watch"}},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:           o.Name,
-					AutomountServiceAccountToken: ptrTo(true),
+					AutomountServiceAccountToken: ptr.To(true),
 					NodeSelector:                 map[string]string{corev1.LabelOSStable: "linux"},
 					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptrTo(true),
-						RunAsUser:      ptrTo(int64(65532)),
-						RunAsGroup:     ptrTo(int64(65532)),
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To(int64(65532)),
+						RunAsGroup:     ptr.To(int64(65532)),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					// One replica per node where the nodes allow it: a node's loss
@@ -354,7 +354,7 @@ func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
 					}},
 					// Within the container's ephemeral-storage limit.
 					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{
-						EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(resource.MustParse("64Mi"))},
+						EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))},
 					}}},
 					Containers: []corev1.Container{{
 						Name:            "watch",
@@ -382,10 +382,10 @@ func deployment(o InstallOptions, meta metav1.ObjectMeta) *appsv1.Deployment {
 							},
 						},
 						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptrTo(false),
+							AllowPrivilegeEscalation: ptr.To(false),
 							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-							ReadOnlyRootFilesystem:   ptrTo(true),
-							RunAsNonRoot:             ptrTo(true),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							RunAsNonRoot:             ptr.To(true),
 						},
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 					}},

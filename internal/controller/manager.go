@@ -30,6 +30,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -263,7 +264,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: maxConcurrent,
 			// One watch per process in use; tests start several managers.
-			SkipNameValidation: ptrTo(true),
+			SkipNameValidation: ptr.To(true),
 			RateLimiter:        workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](errorBackoffBase, errorBackoffMax),
 		})
 	toPlatform := handler.EnqueueRequestsFromMapFunc(r.platformsOf)
@@ -343,8 +344,6 @@ func (r *Reconciler) platformsOf(ctx context.Context, obj client.Object) []recon
 	}
 	return nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // RemoveReleasedLease deletes the leader election Lease in namespace once it is
 // released (no holder: this process let it go as it stopped), on the resourceVersion

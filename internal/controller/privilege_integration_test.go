@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/internal/controller"
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
@@ -45,7 +46,7 @@ func (in *installed) token(t *testing.T) *rest.Config {
 	t.Helper()
 	ctx := t.Context()
 	tr, err := in.c.Kube.CoreV1().ServiceAccounts(in.opts.Namespace).CreateToken(ctx, in.opts.Name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("token for the watch's ServiceAccount: %v", err)
 	}
@@ -274,7 +275,7 @@ func TestInstallPrivilegeAllNamespaces(t *testing.T) {
 			}},
 			{"a privileged Deployment in the platform's namespace", safe, func() error {
 				return deployment(ns, podDeployment("onto-privileged", func(s *corev1.PodSpec) {
-					s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+					s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 				}))
 			}},
 			{"a hostNetwork Deployment in the platform's namespace", safe, func() error {
@@ -301,7 +302,7 @@ func TestInstallPrivilegeAllNamespaces(t *testing.T) {
 				_, err := sa.Kube.BatchV1().Jobs(ns).Create(ctx, job, create)
 				if err == nil {
 					created("Job "+ns+"/"+job.Name, func(ctx context.Context) error {
-						return c.Kube.BatchV1().Jobs(ns).Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})
+						return c.Kube.BatchV1().Jobs(ns).Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 					})
 				}
 				return err
@@ -319,7 +320,7 @@ func TestInstallPrivilegeAllNamespaces(t *testing.T) {
 			}},
 			{"make the platform's gateway Deployment privileged (server-side apply)", safe, func() error {
 				patch := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"gateway"},"spec":{"template":{"spec":{"containers":[{"name":"gateway","securityContext":{"privileged":true,"allowPrivilegeEscalation":true}}]}}}}`
-				_, err := sa.Kube.AppsV1().Deployments(ns).Patch(ctx, "gateway", types.ApplyPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "escalation", Force: ptrTo(true)})
+				_, err := sa.Kube.AppsV1().Deployments(ns).Patch(ctx, "gateway", types.ApplyPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "escalation", Force: ptr.To(true)})
 				return err
 			}},
 			{"a Service with externalIPs in the platform's namespace", safe, func() error {
@@ -364,7 +365,7 @@ func TestInstallPrivilegeAllNamespaces(t *testing.T) {
 			}},
 			{"a token for kube-system/clusterrole-aggregation-controller (TokenRequest)", rbac, func() error {
 				_, err := sa.Kube.CoreV1().ServiceAccounts(metav1.NamespaceSystem).CreateToken(ctx, "clusterrole-aggregation-controller",
-					&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(600))}}, metav1.CreateOptions{})
+					&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
 				return err
 			}},
 			{"impersonate system:admin", rbac, func() error {

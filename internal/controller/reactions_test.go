@@ -22,6 +22,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -109,7 +110,7 @@ func platformPod(name, component string, owner metav1.OwnerReference, node strin
 }
 
 func ownedBy(kind, name string) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID("uid-" + name), Controller: ptrTo(true)}
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID("uid-" + name), Controller: ptr.To(true)}
 }
 
 func crashLoop(pod *corev1.Pod, restarts int32) *corev1.Pod {

@@ -493,10 +493,10 @@ type rendered struct {
 	release  release.Release
 }
 
-// keptRender is a render kept between passes, compressed: a tenant's 73 objects take
-// about 400 KB as maps and 7 KB as gzipped JSON, and a watch of 100 tenants held
-// 40 MB of maps (44% of its live heap). Decoding one back costs a few milliseconds a
-// pass, against the render's tens.
+// keptRender is a render kept between passes, compressed: gzipped JSON is about 2% of
+// the maps it holds, which were a large part of a big watch's live heap
+// (docs/benchmarks.md). Decoding one back costs a few milliseconds a pass, against
+// the render's tens.
 type keptRender struct {
 	platform *v1alpha1.OntoPlatform
 	planes   []byte

@@ -140,29 +140,12 @@ func Install(t testing.TB, clients *kube.Clients, p *v1alpha1.OntoPlatform) {
 // The namespace exists before the install, as one a user made beforehand.
 func InstallExample(t *testing.T, name string) (*testcluster.Cluster, *kube.Clients, *v1alpha1.OntoPlatform) {
 	t.Helper()
-	return installExample(t, name, false)
-}
-
-// InstallExampleNewNamespace is InstallExample into a namespace apply creates.
-func InstallExampleNewNamespace(t *testing.T, name string) (*testcluster.Cluster, *kube.Clients, *v1alpha1.OntoPlatform) {
-	t.Helper()
-	return installExample(t, name, true)
-}
-
-func installExample(t *testing.T, name string, newNamespace bool) (*testcluster.Cluster, *kube.Clients, *v1alpha1.OntoPlatform) {
-	t.Helper()
 	c := testcluster.New(t)
 	clients, err := kube.New(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := ""
-	if newNamespace {
-		ns = c.NewNamespaceName(t)
-	} else {
-		ns = c.Namespace(t)
-	}
-	p := Example(t, name, ns)
+	p := Example(t, name, c.Namespace(t))
 	Install(t, clients, p)
 	return c, clients, p
 }

@@ -135,20 +135,20 @@ func runHealth(t *testing.T, obj map[string]any) health {
 // toLua converts an object decoded from JSON or YAML into Lua values, as Argo CD
 // hands the live object to a health script: objects and arrays become tables
 // (arrays 1-based, for ipairs), numbers LNumber.
-func toLua(L *lua.LState, v any) lua.LValue {
+func toLua(ls *lua.LState, v any) lua.LValue {
 	switch v := v.(type) {
 	case nil:
 		return lua.LNil
 	case map[string]any:
-		tbl := L.NewTable()
+		tbl := ls.NewTable()
 		for k, e := range v {
-			tbl.RawSetString(k, toLua(L, e))
+			tbl.RawSetString(k, toLua(ls, e))
 		}
 		return tbl
 	case []any:
-		tbl := L.NewTable()
+		tbl := ls.NewTable()
 		for _, e := range v {
-			tbl.Append(toLua(L, e))
+			tbl.Append(toLua(ls, e))
 		}
 		return tbl
 	case string:

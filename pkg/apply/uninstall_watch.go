@@ -34,7 +34,7 @@ var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
 // resource and namespace any of them waits for, pods included, shared by the steps.
 // Each step of the service stage used to open its own list+watch of each kind: 35 of
 // them for the production example, whose lists then queued behind the stage's deletes
-// at the API server (120-260 ms each on the test cluster). A step still waits for, and
+// at the API server (docs/benchmarks.md). A step still waits for, and
 // reports, its own objects and pods only.
 type stageWatch struct {
 	clients *kube.Clients
@@ -139,9 +139,8 @@ func (w *stageWatch) changes() <-chan struct{} {
 }
 
 // deletePod deletes obj when a workload this run deleted controls it. The garbage
-// collector reaches a deleted owner's pods late and one owner after another: on the
-// test cluster it began 0.96 s after the infrastructure stage's StatefulSets went,
-// then took 0.1-0.15 s each. Each delete is on condition it is that very pod (UID);
+// collector reaches a deleted owner's pods late and one owner after another
+// (docs/benchmarks.md). Each delete is on condition it is that very pod (UID);
 // one already gone, or replaced, is not this run's to delete, and the wait still sees
 // every pod go. The pods an interrupted run left (orphanedPods) are only waited for.
 func (w *stageWatch) deletePod(r *watchedResource, obj any) {

@@ -43,7 +43,7 @@ func checkPostgresPrimary(env *Env) []Finding {
 		why = "the pod does not exist"
 	case pod.DeletionTimestamp != nil:
 		why = "the pod is terminating"
-	case !podIsReady(pod):
+	case !health.PodReady(pod):
 		var problems []string
 		for _, p := range health.PodProblems(pod) {
 			problems = append(problems, p.String())
@@ -87,13 +87,4 @@ func postgresPrimary(env *Env) string {
 		}
 	}
 	return ""
-}
-
-func podIsReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

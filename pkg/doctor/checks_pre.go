@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
@@ -133,29 +134,18 @@ func checkServerVersion(env *Env) []Finding {
 
 // preServerMinor reads the minor of a 1.x server. Managed clusters report minors such
 // as "37+"; an empty or odd minor falls back to the gitVersion (v1.37.2-gke.100).
+// Both are read by apimachinery's generic version parser, which takes the leading
+// numbers and ignores what follows them ("+", "-gke.100").
 func preServerMinor(major, minor, gitVersion string) (int, bool) {
-	major, minor = strings.TrimSpace(major), strings.TrimSpace(minor)
-	if n, ok := preLeadingInt(minor); ok && strings.TrimRight(major, "+") == "1" {
-		return n, true
+	if strings.TrimRight(strings.TrimSpace(major), "+") == "1" {
+		if v, err := utilversion.ParseGeneric("1." + strings.TrimSpace(minor)); err == nil {
+			return int(v.Minor()), true
+		}
 	}
-	v := strings.TrimPrefix(strings.TrimSpace(gitVersion), "v")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) >= 2 && parts[0] == "1" {
-		return preLeadingInt(parts[1])
+	if v, err := utilversion.ParseGeneric(gitVersion); err == nil && v.Major() == 1 {
+		return int(v.Minor()), true
 	}
 	return 0, false
-}
-
-func preLeadingInt(s string) (int, bool) {
-	end := 0
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	if end == 0 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s[:end])
-	return n, err == nil
 }
 
 // --- ONTO-PRE-003 -------------------------------------------------------------------

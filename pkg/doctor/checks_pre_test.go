@@ -636,6 +636,13 @@ func TestPreServerMinor(t *testing.T) {
 		{"", "", "v1.28.0", 28, true},
 		{"2", "1", "v2.1.0", 0, false},
 		{"1", "x", "garbage", 0, false},
+		{"1+", "29", "", 29, true},
+		{"1", "037", "", 37, true},
+		{"1", "+37", "v1.36.1", 36, true},
+		{"", "", "v1.x", 0, false},
+		{"", "", "v01.30.0", 0, false},
+		{"", "", "V1.30.0", 0, false},
+		{"", "", " v1.30rc1 ", 30, true},
 	}
 	for _, tt := range tests {
 		got, ok := preServerMinor(tt.major, tt.minor, tt.git)

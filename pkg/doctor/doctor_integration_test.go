@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/bench"
@@ -41,8 +42,6 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/render"
 )
-
-func ptrTo[T any](v T) *T { return &v }
 
 type docEnv struct {
 	t       *testing.T
@@ -225,7 +224,7 @@ func TestDoctorFindsWhatBreaks(t *testing.T) {
 		renewed := metav1.NewMicroTime(time.Now())
 		lease := &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: apply.LockName(e.p.Name), Namespace: ns},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptrTo("ci-runner-7/4242"), LeaseDurationSeconds: ptrTo(int32(300)),
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ci-runner-7/4242"), LeaseDurationSeconds: ptr.To(int32(300)),
 				AcquireTime: &acquired, RenewTime: &renewed},
 		}
 		if _, err := e.clients.Kube.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
@@ -241,10 +240,10 @@ func TestDoctorFindsWhatBreaks(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "nessie-rps", Namespace: ns, Labels: map[string]string{v1alpha1.LabelInstance: e.p.Name}},
 			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "nessie"},
-				MinReplicas:    ptrTo(int32(1)), MaxReplicas: 3,
+				MinReplicas:    ptr.To(int32(1)), MaxReplicas: 3,
 				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
 					Metric: autoscalingv2.MetricIdentifier{Name: "requests_per_second"},
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptrTo(resource.MustParse("10"))},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("10"))},
 				}}},
 			},
 		}
@@ -402,7 +401,7 @@ func TestDoctorNodesAndPending(t *testing.T) {
 	// The reasoning service asks 16 GPUs; the largest node has 4. Written without
 	// waiting, as apply --wait=false would.
 	p := e.p.DeepCopy()
-	p.Spec.IntelligencePlane.ReasoningService.Enabled = ptrTo(true)
+	p.Spec.IntelligencePlane.ReasoningService.Enabled = ptr.To(true)
 	p.Spec.IntelligencePlane.ReasoningService.GPU = &v1alpha1.GPUSpec{Enabled: true, Count: 16}
 	p.Spec.Global.NodeSelector, p.Spec.Global.Tolerations = nil, nil
 	opts := ontotest.ApplyOptions()

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -661,10 +661,8 @@ func clientMinor() int {
 		if d.Path != "k8s.io/client-go" {
 			continue
 		}
-		parts := strings.Split(strings.TrimPrefix(d.Version, "v"), ".")
-		if len(parts) >= 2 {
-			n, _ := strconv.Atoi(parts[1])
-			return n
+		if v, err := utilversion.ParseGeneric(d.Version); err == nil {
+			return int(v.Minor())
 		}
 	}
 	return 0

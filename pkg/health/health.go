@@ -149,7 +149,7 @@ func Explain(ctx context.Context, kc kubernetes.Interface, workload *unstructure
 func NodeProblems(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) string {
 	var names []string
 	for i := range pods {
-		if n := pods[i].Spec.NodeName; n != "" && pods[i].DeletionTimestamp == nil && !podReady(&pods[i]) && !slices.Contains(names, n) {
+		if n := pods[i].Spec.NodeName; n != "" && pods[i].DeletionTimestamp == nil && !PodReady(&pods[i]) && !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
@@ -299,13 +299,14 @@ func PodProblems(pod *corev1.Pod) []Problem {
 			out = append(out, Problem{Reason: "OOMKilled", Message: fmt.Sprintf("container %s was killed for exceeding its memory limit (restarts %d)", cs.Name, cs.RestartCount)})
 		}
 	}
-	if len(out) == 0 && pod.Status.Phase == corev1.PodRunning && !podReady(pod) {
+	if len(out) == 0 && pod.Status.Phase == corev1.PodRunning && !PodReady(pod) {
 		out = append(out, Problem{Reason: "NotReady", Message: "readiness probe not passing"})
 	}
 	return out
 }
 
-func podReady(pod *corev1.Pod) bool {
+// PodReady reports whether pod's Ready condition is True.
+func PodReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

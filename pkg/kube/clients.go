@@ -31,9 +31,8 @@ import (
 // own; exported so benchmarks give a peer tool the same. client-go's defaults (5 QPS, burst 10) would serialise a
 // plan's concurrent dry-runs; the API server's own priority and fairness protects it.
 // The burst holds one run's requests: an uninstall of the production example sends
-// 173 (108 object and 39 pod deletes, the OntoPlatform's, 22 reads, the lock's 2 and a
-// patch; a -v 6 trace at 3443505), and at a burst of 100 its last stages went at 50 a
-// second, 20 ms a delete, one after another. kapp allows 1000 of each.
+// fewer than 200, and a lower burst serialised its last stages (figures in
+// docs/benchmarks.md). kapp allows 1000 of each.
 const (
 	DefaultQPS   = 50
 	DefaultBurst = 300
@@ -42,7 +41,8 @@ const (
 // ShareRateLimits returns a copy of cfg with n times the rate limits New gives (or
 // cfg's own, when set): for clients n platforms use at once, each as if it ran alone.
 // One run's limits are sized for one platform's concurrent dry-runs; shared by a
-// fleet, they made the plan of 50 unchanged tenants wait 11 s on its 652 requests.
+// fleet, they made a plan of many unchanged tenants wait on its own rate limiter
+// (docs/benchmarks.md).
 func ShareRateLimits(cfg *rest.Config, n int) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if n < 1 {

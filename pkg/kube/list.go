@@ -22,8 +22,8 @@ import (
 //
 // Why not the dynamic client itself: its decoder reads a list's bytes four times (a
 // scan for the kind, a validity scan, the items split out, then each item scanned and
-// decoded). At 100 tenants, 7,300 objects in 11 lists, that was 1.0 s of CPU in a
-// 2.4 s plan; this decoder scans once and decodes once.
+// decoded), which was most of a large plan's CPU (docs/benchmarks.md); this decoder
+// scans once and decodes once.
 func (c *Clients) List(ctx context.Context, resource schema.GroupVersionResource, namespace, selector string) (*unstructured.UnstructuredList, error) {
 	path := []string{"/api", resource.Version}
 	if resource.Group != "" {

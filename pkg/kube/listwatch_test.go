@@ -8,6 +8,7 @@ package kube
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -91,4 +92,70 @@ func TestUntilWithSyncStopsWithItsContext(t *testing.T) {
 			t.Fatalf("err %v, context %v; want the deadline's error", err, ctx.Err())
 		}
 	})
+}
+
+// TestUntilWithSyncAsTheLibrary pins the fork to watchtools.UntilWithSync: over the same
+// list and watch, the precondition sees the same store and the conditions the same
+// events (the listed objects as Added, then the watch's), so both return the same
+// event. Only the wait before the precondition differs.
+func TestUntilWithSyncAsTheLibrary(t *testing.T) {
+	object := func(phase, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetNamespace("t")
+		u.SetName("a")
+		u.SetResourceVersion(rv)
+		u.SetLabels(map[string]string{"phase": phase})
+		return u
+	}
+	lw := func() cache.ListerWatcher {
+		return listOnly{&cache.ListWatch{
+			ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+				l := &unstructured.UnstructuredList{Items: []unstructured.Unstructured{*object("pending", "1")}}
+				l.SetResourceVersion("1")
+				return l, nil
+			},
+			WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+				w := watch.NewFakeWithChanSize(1, false)
+				w.Modify(object("done", "2"))
+				return w, nil
+			},
+		}}
+	}
+	type result struct {
+		stored []string
+		seen   []string
+		last   string
+	}
+	run := func(t *testing.T, until func(context.Context, cache.ListerWatcher, runtime.Object, watchtools.PreconditionFunc, ...watchtools.ConditionFunc) (*watch.Event, error)) result {
+		var r result
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			pre := func(s cache.Store) (bool, error) {
+				r.stored = s.ListKeys()
+				return false, nil
+			}
+			cond := func(ev watch.Event) (bool, error) {
+				u := ev.Object.(*unstructured.Unstructured)
+				r.seen = append(r.seen, string(ev.Type)+" "+u.GetLabels()["phase"])
+				return u.GetLabels()["phase"] == "done", nil
+			}
+			ev, err := until(ctx, lw(), &unstructured.Unstructured{}, pre, cond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.last = string(ev.Type) + " " + ev.Object.(*unstructured.Unstructured).GetResourceVersion()
+		})
+		return r
+	}
+	want := run(t, watchtools.UntilWithSync)
+	got := run(t, UntilWithSync)
+	if want.last == "" || len(want.seen) == 0 || len(want.stored) == 0 {
+		t.Fatalf("the library's wait saw nothing: %+v", want)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("kube.UntilWithSync: %+v\nwatchtools.UntilWithSync: %+v", got, want)
+	}
 }

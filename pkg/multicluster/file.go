@@ -10,7 +10,7 @@ Licensed under the Apache License, Version 2.0.
 // side by side, and stops at the first wave with more failures than the fleet allows.
 // It only orders, gates and reports: the work on one cluster is the caller's function
 // (apply, upgrade, plan), and the state a re-run resumes from lives in the clusters'
-// own OntoPlatform statuses, not here. (pkg/fleet, by contrast, runs one action over
+// own OntoPlatform statuses, not here. (pkg/parallel, by contrast, runs one action over
 // several platforms of one cluster; Run uses it within a wave.)
 package multicluster
 

@@ -10,7 +10,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/coomia-dip/kubectl-onto/pkg/fleet"
+	"github.com/coomia-dip/kubectl-onto/pkg/parallel"
 )
 
 // Outcome is how one cluster's part of a fleet run ended.
@@ -73,7 +73,7 @@ type Runner[R any] struct {
 }
 
 // Run goes through f's waves in order. The clusters of a wave run side by side, at
-// most its maxParallel at once (all when 0), through pkg/fleet's runner; a failure
+// most its maxParallel at once (all when 0), through pkg/parallel's runner; a failure
 // does not cancel the wave's other clusters, which finish their run, so no cluster is
 // left half-applied by another's failure. When the wave ends with more failed
 // clusters in the whole run than f.MaxFailures, the fleet stops: the later waves'
@@ -101,18 +101,18 @@ func (r *Runner[R]) Run(ctx context.Context, f *Fleet) *Report[R] {
 		if r.WaveStarted != nil {
 			r.WaveStarted(i, w)
 		}
-		parallel := w.MaxParallel
-		if parallel == 0 {
-			parallel = len(byWave[i])
+		limit := w.MaxParallel
+		if limit == 0 {
+			limit = len(byWave[i])
 		}
-		results := fleet.RunAll(ctx, byWave[i], parallel, false, r.Do)
+		results := parallel.RunAll(ctx, byWave[i], limit, false, r.Do)
 		first := len(rep.Results)
 		for j, res := range results {
 			out := Result[R]{Member: byWave[i][j], Value: res.Value, Err: res.Err, Duration: res.Duration}
 			switch res.Outcome {
-			case fleet.Succeeded:
+			case parallel.Succeeded:
 				out.Outcome = Succeeded
-			case fleet.Cancelled:
+			case parallel.Cancelled:
 				out.Outcome = Cancelled
 			default:
 				out.Outcome = Failed

@@ -47,8 +47,8 @@ type Desired struct {
 }
 
 // compiledCRD is the OntoPlatform CRD compiled into the binary, decoded once per
-// process: its 150 KB of YAML decode to about 0.5 MB of maps, which a watch of 10
-// platforms held 10 times over (a heap profile: 4.6 MB of a 34 MB heap).
+// process: its YAML decodes to about 0.5 MB of maps, which a watch held once per
+// platform otherwise (docs/benchmarks.md).
 var compiledCRD = sync.OnceValues(func() (*unstructured.Unstructured, error) {
 	data, err := manifests.FS.ReadFile(manifests.CRDPath)
 	if err != nil {

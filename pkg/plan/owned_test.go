@@ -69,7 +69,7 @@ func liveOf(t *testing.T, desired *unstructured.Unstructured, entries ...metav1.
 
 func applyEntry(manager, apiVersion, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: apiVersion,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 func TestProvenUnchanged(t *testing.T) {
@@ -129,7 +129,7 @@ func TestProvenUnchanged(t *testing.T) {
 		{name: "another manager's fields beside ours", want: true, edit: func(_, l *unstructured.Unstructured) {
 			l.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": "3"})
 			l.SetManagedFields([]metav1.ManagedFieldsEntry{ours, {Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}}}}`)}}})
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}}}}`)}})
 		}},
 		{name: "managed fields that do not parse", want: false, edit: func(_, l *unstructured.Unstructured) {
 			l.SetManagedFields([]metav1.ManagedFieldsEntry{applyEntry(FieldManager, "apps/v1", `{"x:spec":{}}`)})

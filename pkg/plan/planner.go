@@ -504,7 +504,7 @@ func ownsField(live *unstructured.Unstructured, manager string, path ...string) 
 			continue
 		}
 		var fields map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
 		cur := fields

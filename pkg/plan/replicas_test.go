@@ -40,7 +40,7 @@ func TestReplicasToApply(t *testing.T) {
 		u.SetManagedFields([]metav1.ManagedFieldsEntry{{
 			Manager:   manager,
 			Operation: op,
-			FieldsV1:  &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)},
+			FieldsV1:  metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`),
 		}})
 		return u
 	}

@@ -85,7 +85,7 @@ func portManager(live *unstructured.Unstructured, k servicePort) string {
 				Ports map[string]json.RawMessage `json:"f:ports"`
 			} `json:"f:spec"`
 		}
-		if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields) != nil {
 			continue
 		}
 		for key := range fields.Spec.Ports {

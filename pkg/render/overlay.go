@@ -236,10 +236,7 @@ func writeYAML(fsys filesys.FileSystem, p string, v any) error {
 // field wants them. A colon belongs to the tag only after the last slash, so a registry
 // port (registry:5000/x) stays in the name.
 func splitImage(ref string) (name, tag, digest string) {
-	name = ref
-	if i := strings.Index(name, "@"); i >= 0 {
-		name, digest = name[:i], name[i+1:]
-	}
+	name, digest, _ = strings.Cut(ref, "@")
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
 		name, tag = name[:i], name[i+1:]
 	}

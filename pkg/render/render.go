@@ -21,7 +21,6 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -291,14 +290,4 @@ func Objects(planes []Plane) []*unstructured.Unstructured {
 		out = append(out, pl.Objects...)
 	}
 	return out
-}
-
-// toJSON marshals values built by this package from plain maps, slices and API types,
-// which cannot fail to marshal; a failure is a bug, reported as an error all the same.
-func toJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }

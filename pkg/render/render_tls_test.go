@@ -163,14 +163,14 @@ func TestTLSMounts(t *testing.T) {
 // certificate Secret apply would issue, for the same Secret name and DNS names, from
 // the issuer; and no certificate Secret nor CA of apply's.
 func TestCertManagerCertificates(t *testing.T) {
-	p, rel := production(t)
+	p, _ := production(t)
 	wantDNS := map[string]string{}
 	for name, v := range certificateSecrets(t, p) {
 		if v != v1alpha1.CertificateCA {
 			wantDNS[name] = strings.TrimPrefix(v, v1alpha1.CertificateServing+" ")
 		}
 	}
-	p, rel = withIssuer(t)
+	p, rel := withIssuer(t)
 	gotDNS := map[string]string{}
 	for _, u := range mustRender(t, p, rel) {
 		if _, ok := u.GetAnnotations()[v1alpha1.AnnotationCertificate]; ok {

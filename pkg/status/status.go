@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
@@ -216,7 +217,7 @@ func join(p *v1alpha1.OntoPlatform, live []*unstructured.Unstructured) *observat
 		}
 		if health.IsCanary(w) {
 			// One pod of the upgrade's target, beside its component.
-			exp := health.Expectation{Version: ExpectedVersion(p, health.ComponentName(w)), Replicas: ptrTo(int32(1))}
+			exp := health.Expectation{Version: ExpectedVersion(p, health.ComponentName(w)), Replicas: ptr.To(int32(1))}
 			if u := p.Status.Upgrade; u != nil {
 				exp.Version = u.To
 			}
@@ -282,5 +283,3 @@ func conditionRank(typ string) int {
 	}
 	return i
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
@@ -39,10 +40,10 @@ func TestUpgradeGPUCanaryTakesAnOldPodsPlace(t *testing.T) {
 	node := c.NewNode(t, nil, []corev1.Taint{{Key: string(gpu), Value: "present", Effect: corev1.TaintEffectNoSchedule}},
 		testcluster.WithAllocatable(corev1.ResourceList{gpu: resource.MustParse("4")}))
 	onGPU := func(s *v1alpha1.OntoPlatformSpec) {
-		off := ptrTo(false)
+		off := ptr.To(false)
 		s.DataPlane.DataService.Enabled, s.DataPlane.Nessie.Enabled, s.Gateway.Enabled = off, off, off
 		rs := &s.IntelligencePlane.ReasoningService
-		rs.Enabled, rs.Replicas = ptrTo(true), ptrTo(int32(2))
+		rs.Enabled, rs.Replicas = ptr.To(true), ptr.To(int32(2))
 		rs.GPU = &v1alpha1.GPUSpec{Enabled: true, Count: 2, ResourceName: string(gpu)}
 	}
 	e := installAt(t, "1.5.0", ontotest.Small, onGPU)
@@ -127,11 +128,11 @@ func watchUnschedulable(ctx context.Context, t *testing.T, e *upEnv, component s
 	pods := e.clients.Kube.CoreV1().Pods(e.p.Namespace)
 	sel := v1alpha1.LabelName + "=" + component
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = sel
 			return pods.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = sel
 			return pods.Watch(ctx, o)
 		},

@@ -19,9 +19,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -81,7 +83,7 @@ func (r *run) migrate(ctx context.Context, c string, m *release.Migration) error
 		r.emit(c, "migration "+job.Name+" already completed")
 		return nil
 	case err == nil && jobDone(live) == "Failed":
-		if err := jobs.Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationForeground)}); ignoreNotFound(err) != nil {
+		if err := jobs.Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); ignoreNotFound(err) != nil {
 			return err
 		}
 		if err := r.waitJobGone(ctx, job.Name); err != nil {
@@ -141,7 +143,7 @@ func (r *run) migrationJob(c string, m *release.Migration) (*batchv1.Job, error)
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.u.Namespace, Labels: labels, OwnerReferences: r.ownerRefs(),
 			Annotations: map[string]string{AnnotationBackwardCompatible: strconv.FormatBool(m.BackwardCompatible)}},
 		Spec: batchv1.JobSpec{
-			BackoffLimit:          ptrTo(int32(0)),
+			BackoffLimit:          ptr.To(int32(0)),
 			ActiveDeadlineSeconds: &timeout,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -173,11 +175,11 @@ func (r *run) waitJob(ctx context.Context, name string) error {
 	jobs := r.u.Clients.Kube.BatchV1().Jobs(r.u.Namespace)
 	field := "metadata.name=" + name
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = field
 			return jobs.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = field
 			return jobs.Watch(ctx, o)
 		},
@@ -215,18 +217,11 @@ func (r *run) waitJob(ctx context.Context, name string) error {
 // waitJobGone waits until Job name is deleted.
 func (r *run) waitJobGone(ctx context.Context, name string) error {
 	jobs := r.u.Clients.Kube.BatchV1().Jobs(r.u.Namespace)
-	for {
+	return wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		_, err := jobs.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return nil
+			return true, nil
 		}
-		if err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return false, err
+	})
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/health"
@@ -95,11 +96,11 @@ func (r *run) soak(ctx context.Context, component string, w *unstructured.Unstru
 	}
 	pods := r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace)
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
 			return pods.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
 			return pods.Watch(ctx, o)
 		},
@@ -148,11 +149,11 @@ func (r *run) waitTerminated(ctx context.Context, dep *unstructured.Unstructured
 	selector := canarySelector(dep) // any Deployment's matchLabels
 	pods := r.u.Clients.Kube.CoreV1().Pods(r.u.Namespace)
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = selector
 			return pods.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = selector
 			return pods.Watch(ctx, o)
 		},
@@ -221,7 +222,7 @@ func (r *run) deleteCanariesOf(ctx context.Context, c string) error {
 		return fmt.Errorf("list canaries: %w", err)
 	}
 	for _, d := range list.Items {
-		if err := ignoreNotFound(deps.Delete(ctx, d.Name, metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})); err != nil {
+		if err := ignoreNotFound(deps.Delete(ctx, d.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})); err != nil {
 			return fmt.Errorf("delete canary %s: %w", d.Name, err)
 		}
 		r.emit(d.Labels[v1alpha1.LabelName], "canary "+d.Name+" deleted")
@@ -234,7 +235,7 @@ func (r *run) deleteObject(ctx context.Context, o *unstructured.Unstructured) er
 	if err != nil {
 		return err
 	}
-	err = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})
+	err = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	if err := ignoreNotFound(err); err != nil {
 		return fmt.Errorf("delete %s %s: %w", o.GetKind(), o.GetName(), err)
 	}
@@ -276,7 +277,7 @@ func (r *run) deleteBrokenPods(ctx context.Context, sts *unstructured.Unstructur
 	for _, p := range pods.Items {
 		rev := p.Labels[appsv1.StatefulSetRevisionLabel]
 		// A crash-looping pod is Ready between two crashes: its restarts count too.
-		healthy := podReady(&p) && restartCount(&p) == 0 && len(health.PodProblems(&p)) == 0
+		healthy := health.PodReady(&p) && restartCount(&p) == 0 && len(health.PodProblems(&p)) == 0
 		if rev == "" || rev == live.Status.UpdateRevision || p.DeletionTimestamp != nil || healthy {
 			continue
 		}
@@ -310,14 +311,3 @@ func (r *run) runsTarget(ctx context.Context, c string) bool {
 	}
 	return true
 }
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func ptrTo[T any](v T) *T { return &v }

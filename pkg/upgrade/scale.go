@@ -278,7 +278,7 @@ func appliedMetadata(live *unstructured.Unstructured, manager string) (labels, a
 				Annotations map[string]any `json:"f:annotations"`
 			} `json:"f:metadata"`
 		}
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
 		labels = pick(live.GetLabels(), fields.Metadata.Labels)

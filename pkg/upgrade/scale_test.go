@@ -275,11 +275,11 @@ func TestScaleAppliedMetadata(t *testing.T) {
 	live.SetAnnotations(map[string]string{"owner": "b", "kubectl.kubernetes.io/restartedAt": "y"})
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{
 		{Manager: "kubectl-onto", Operation: metav1.ManagedFieldsOperationApply,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:team":{}},"f:annotations":{"f:owner":{}}},"f:spec":{}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:team":{}},"f:annotations":{"f:owner":{}}},"f:spec":{}}`)},
 		{Manager: "kubectl-onto", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)},
 		{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:added-by-hand":{}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:added-by-hand":{}}}}`)},
 	})
 	labels, annotations := appliedMetadata(live, "kubectl-onto")
 	if len(labels) != 1 || labels["team"] != "a" || len(annotations) != 1 || annotations["owner"] != "b" {

@@ -9,7 +9,6 @@ package upgrade
 import (
 	"maps"
 	"slices"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -233,5 +232,3 @@ func replace(d *plan.Desired, objs ...*unstructured.Unstructured) *plan.Desired 
 	}
 	return &out
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

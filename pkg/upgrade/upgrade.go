@@ -548,8 +548,6 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-var errCanary = errors.New("canary failed")
-
 // componentOrder is the spec's component order, the target's then the start's.
 func componentOrder(st *start) []string {
 	var out []string

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
@@ -439,9 +440,9 @@ func TestUpgradeAtomic(t *testing.T) {
 // with the broken pod replaced (OrderedReady would keep it), and every pod is ready.
 func TestUpgradeStatefulSetPartition(t *testing.T) {
 	t.Parallel()
-	three := func(s *v1alpha1.OntoPlatformSpec) { s.Infrastructure.Postgres.Replicas = ptrTo(int32(3)) }
+	three := func(s *v1alpha1.OntoPlatformSpec) { s.Infrastructure.Postgres.Replicas = ptr.To(int32(3)) }
 	e := installAt(t, "1.5.0", ontotest.Small, three)
-	e.p.Spec.Infrastructure.Postgres.Replicas = ptrTo(int32(3))
+	e.p.Spec.Infrastructure.Postgres.Replicas = ptr.To(int32(3))
 	_, err := e.run("upgrade", "1.6.0", 0, false, crashLoopOf(t, "StatefulSet", "postgres"))
 	var ce *upgrade.ComponentError
 	if !errors.As(err, &ce) || ce.Component != "postgres" || !ce.RolledBack {
@@ -472,8 +473,6 @@ func TestUpgradeStatefulSetPartition(t *testing.T) {
 		t.Fatalf("postgres keeps partition %d after the upgrade", *p.Partition)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // cpuRequests sums the cpu requests (millicores) of every pod p runs, and gives the
 // smallest Deployment pod's.

@@ -4,7 +4,7 @@ Copyright 2026 The kubectl-onto Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package fleet_test
+package parallel_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coomia-dip/kubectl-onto/pkg/fleet"
+	"github.com/coomia-dip/kubectl-onto/pkg/parallel"
 )
 
 func TestRunAllParallelLimit(t *testing.T) {
@@ -44,7 +44,7 @@ func TestRunAllParallelLimit(t *testing.T) {
 			for i := range items {
 				items[i] = i
 			}
-			results := fleet.RunAll(t.Context(), items, tc.parallel, false, func(ctx context.Context, i int) (int, error) {
+			results := parallel.RunAll(t.Context(), items, tc.parallel, false, func(ctx context.Context, i int) (int, error) {
 				n := running.Add(1)
 				defer running.Add(-1)
 				for {
@@ -71,7 +71,7 @@ func TestRunAllParallelLimit(t *testing.T) {
 				t.Errorf("peak concurrent calls = %d, want %d", got, tc.wantLimit)
 			}
 			for i, r := range results {
-				if r.Outcome != fleet.Succeeded || r.Err != nil || r.Value != i*10 {
+				if r.Outcome != parallel.Succeeded || r.Err != nil || r.Value != i*10 {
 					t.Errorf("result %d = %+v, want succeeded with %d", i, r, i*10)
 				}
 			}
@@ -83,7 +83,7 @@ func TestRunAllParallelLimit(t *testing.T) {
 func TestRunAllResultsInInputOrder(t *testing.T) {
 	items := []string{"a/slow", "b/fast", "c/failing", "d/fast"}
 	delay := map[string]time.Duration{"a/slow": 30 * time.Millisecond, "b/fast": 0, "c/failing": 10 * time.Millisecond, "d/fast": 0}
-	results := fleet.RunAll(t.Context(), items, 4, false, func(_ context.Context, item string) (string, error) {
+	results := parallel.RunAll(t.Context(), items, 4, false, func(_ context.Context, item string) (string, error) {
 		time.Sleep(delay[item])
 		if item == "c/failing" {
 			return "", fmt.Errorf("%s broke", item)
@@ -98,7 +98,7 @@ func TestRunAllResultsInInputOrder(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("results = %q, want %q", got, want)
 	}
-	if idx := fleet.FailedIndexes(results); !slices.Equal(idx, []int{2}) {
+	if idx := parallel.FailedIndexes(results); !slices.Equal(idx, []int{2}) {
 		t.Errorf("FailedIndexes = %v, want [2]", idx)
 	}
 }
@@ -106,7 +106,7 @@ func TestRunAllResultsInInputOrder(t *testing.T) {
 // Without fail-fast, a failure stops nothing: every item runs.
 func TestRunAllFailureDoesNotStopOthers(t *testing.T) {
 	var calls atomic.Int32
-	results := fleet.RunAll(t.Context(), []int{0, 1, 2, 3, 4}, 2, false, func(ctx context.Context, i int) (struct{}, error) {
+	results := parallel.RunAll(t.Context(), []int{0, 1, 2, 3, 4}, 2, false, func(ctx context.Context, i int) (struct{}, error) {
 		calls.Add(1)
 		if i == 0 {
 			return struct{}{}, errors.New("first one fails")
@@ -117,9 +117,9 @@ func TestRunAllFailureDoesNotStopOthers(t *testing.T) {
 		t.Errorf("calls = %d, want 5", calls.Load())
 	}
 	for i, r := range results {
-		want := fleet.Succeeded
+		want := parallel.Succeeded
 		if i == 0 {
-			want = fleet.Failed
+			want = parallel.Failed
 		}
 		if r.Outcome != want {
 			t.Errorf("result %d: %s, want %s", i, r.Outcome, want)
@@ -131,7 +131,7 @@ func TestRunAllFailureDoesNotStopOthers(t *testing.T) {
 // context cancelled and return) and the items waiting never start.
 func TestRunAllFailFast(t *testing.T) {
 	var started sync.Map
-	results := fleet.RunAll(t.Context(), []int{0, 1, 2, 3, 4, 5}, 2, true, func(ctx context.Context, i int) (int, error) {
+	results := parallel.RunAll(t.Context(), []int{0, 1, 2, 3, 4, 5}, 2, true, func(ctx context.Context, i int) (int, error) {
 		started.Store(i, true)
 		if i == 1 {
 			time.Sleep(10 * time.Millisecond)
@@ -145,21 +145,21 @@ func TestRunAllFailFast(t *testing.T) {
 			return i, nil
 		}
 	})
-	want := []fleet.Outcome{fleet.Cancelled, fleet.Failed, fleet.Cancelled, fleet.Cancelled, fleet.Cancelled, fleet.Cancelled}
+	want := []parallel.Outcome{parallel.Cancelled, parallel.Failed, parallel.Cancelled, parallel.Cancelled, parallel.Cancelled, parallel.Cancelled}
 	for i, r := range results {
 		if r.Outcome != want[i] {
 			t.Errorf("result %d: %s (%v), want %s", i, r.Outcome, r.Err, want[i])
 		}
 	}
 	// Item 0 returned "context canceled"; its result says the cancellation was fail-fast's.
-	if !errors.Is(results[0].Err, fleet.ErrFailFast) || !errors.Is(results[0].Err, context.Canceled) {
+	if !errors.Is(results[0].Err, parallel.ErrFailFast) || !errors.Is(results[0].Err, context.Canceled) {
 		t.Errorf("item 0 cancelled while running: error %v, want ErrFailFast and its own error", results[0].Err)
 	}
 	for i := 2; i < 6; i++ {
 		if _, ok := started.Load(i); ok {
 			t.Errorf("item %d started after the failure under fail-fast", i)
 		}
-		if !errors.Is(results[i].Err, fleet.ErrFailFast) {
+		if !errors.Is(results[i].Err, parallel.ErrFailFast) {
 			t.Errorf("item %d: error %v, want ErrFailFast", i, results[i].Err)
 		}
 	}
@@ -171,13 +171,13 @@ func TestRunAllFailFast(t *testing.T) {
 // The caller's cancellation (Ctrl-C) cancels what runs and starts nothing more.
 func TestRunAllParentCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	results := fleet.RunAll(ctx, []int{0, 1, 2}, 1, false, func(ctx context.Context, i int) (int, error) {
+	results := parallel.RunAll(ctx, []int{0, 1, 2}, 1, false, func(ctx context.Context, i int) (int, error) {
 		cancel()
 		<-ctx.Done()
 		return 0, ctx.Err()
 	})
 	for i, r := range results {
-		if r.Outcome != fleet.Cancelled || !errors.Is(r.Err, context.Canceled) {
+		if r.Outcome != parallel.Cancelled || !errors.Is(r.Err, context.Canceled) {
 			t.Errorf("result %d: %s (%v), want cancelled with context.Canceled", i, r.Outcome, r.Err)
 		}
 	}

@@ -4,10 +4,16 @@ Copyright 2026 The kubectl-onto Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package fleet runs one action over many platforms, a few at a time: apply and plan of
-// a file or directory holding several. It knows nothing of platforms or clusters; the
-// caller's function does the work of one item and returns its outcome.
-package fleet
+// Package parallel is a bounded parallel map: it runs one function over many items, a
+// few at a time, and returns each item's outcome in the items' order. apply and plan
+// of a file or directory holding several platforms, and each wave of a --fleet run
+// (pkg/multicluster), use it. It knows nothing of platforms or clusters; the caller's
+// function does the work of one item.
+//
+// Unlike errgroup.Group with SetLimit, every item gets a result of its own (value,
+// error, outcome, duration), a failure stops the others only with fail-fast, and the
+// items it cancels say why (ErrFailFast as the context's cause).
+package parallel
 
 import (
 	"context"
