@@ -6,6 +6,7 @@ package testcluster_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"os"
 	"slices"
 	"strings"
@@ -435,8 +436,8 @@ func TestPDBEviction(t *testing.T) {
 		allowed        int32
 		wantBlocked    bool
 	}{
-		{name: "minAvailable all blocks", minAvailable: ptr(intstr.FromInt32(3)), allowed: 0, wantBlocked: true},
-		{name: "maxUnavailable 1 allows", maxUnavailable: ptr(intstr.FromInt32(1)), allowed: 1, wantBlocked: false},
+		{name: "minAvailable all blocks", minAvailable: ptr.To(intstr.FromInt32(3)), allowed: 0, wantBlocked: true},
+		{name: "maxUnavailable 1 allows", maxUnavailable: ptr.To(intstr.FromInt32(1)), allowed: 1, wantBlocked: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -480,8 +481,6 @@ func TestPDBEviction(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func TestHPAScalesOnSimulatedCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes 1-2 minutes: metrics-server needs two 15 s scrapes before the HPA acts")
@@ -500,13 +499,13 @@ func TestHPAScalesOnSimulatedCPU(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "busy"},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "busy"},
-			MinReplicas:    ptr(int32(2)),
+			MinReplicas:    ptr.To(int32(2)),
 			MaxReplicas:    5,
 			Metrics: []autoscalingv2.MetricSpec{{
 				Type: autoscalingv2.ResourceMetricSourceType,
 				Resource: &autoscalingv2.ResourceMetricSource{
 					Name:   corev1.ResourceCPU,
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(50))},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(50))},
 				},
 			}},
 		},
