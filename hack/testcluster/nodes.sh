@@ -38,6 +38,10 @@ pki=$dir/pki
 machine=/run/onto-testcluster
 # The sysctls kubelet sets on start (vm.overcommit_memory, kernel.panic, ...): global,
 # not per network namespace.
+# Paths kubelet and the CNI plugins write whatever their configuration says: the
+# container log links, the device plugin socket dir, libcni's result cache. Those that
+# did not exist before net-up are removed by net-down.
+host_paths=(/var/log/containers /var/lib/kubelet /var/lib/cni)
 kubelet_sysctls=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
 
 log() { echo "testcluster: $*" >&2; }
@@ -85,6 +89,8 @@ snapshot() { # dir
   iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9:]*\]//' >"$1/iptables" || true
   nft list ruleset 2>/dev/null >"$1/nft" || true
   sysctl -n "${kubelet_sysctls[@]}" net.ipv4.ip_forward >"$1/sysctls" 2>/dev/null
+  local p
+  for p in "${host_paths[@]}"; do [ -e "$p" ] && echo "$p"; done >"$1/paths"
 }
 
 # The machine-wide record of the kubelet's sysctls, taken by the first real-node
@@ -120,7 +126,7 @@ sysctls_release() {
   if ((other == 0)) && [ -f "$machine/sysctls" ]; then
     local line
     while IFS= read -r line; do sysctl -q -w "$line" >/dev/null; done <"$machine/sysctls"
-    rm -f "$machine/sysctls"
+    rm -rf "$machine"
     log "restored the sysctls kubelet changed: $(tr '\n' ' ' <"$state/host-before/sysctls" 2>/dev/null)"
   fi
   flock -u 8
@@ -531,6 +537,16 @@ undo() {
 cmd_net_down() {
   [ -d "$state" ] || return 0
   undo
+  # libcni's cached results of our networks (named after the netns), then the paths
+  # that were not there before; another real-node cluster of the machine may still
+  # use them, so only when none runs.
+  rm -f /var/lib/cni/results/"$net"-*
+  if ! compgen -G "$machine/users/*" >/dev/null; then
+    local p
+    for p in "${host_paths[@]}"; do
+      grep -qxF "$p" "$state/host-before/paths" 2>/dev/null || rm -rf "$p"
+    done
+  fi
   check_clean
   log "node network removed; the host is as before"
 }
@@ -567,9 +583,13 @@ check_clean() {
       left+=("$f: $(diff "$state/host-before/$f" "$after/$f" | grep '^[<>]' | head -5 | tr '\n' ' ')")
     fi
   done
-  # The sysctls are only given back by the machine's last real-node cluster.
+  # The sysctls and shared paths are only given back by the machine's last
+  # real-node cluster.
   if [ ! -f "$machine/sysctls" ] && ! diff -q "$state/host-before/sysctls" "$after/sysctls" >/dev/null 2>&1; then
     left+=("sysctls: $(paste -d' ' "$state/host-before/sysctls" "$after/sysctls" | tr '\n' ';')")
+  fi
+  if ! compgen -G "$machine/users/*" >/dev/null && ! diff -q "$state/host-before/paths" "$after/paths" >/dev/null 2>&1; then
+    left+=("paths: $(diff "$state/host-before/paths" "$after/paths" | grep '^>' | tr '\n' ' ')")
   fi
   if grep -qF " $state/" /proc/self/mountinfo; then left+=("mounts: $(grep -cF " $state/" /proc/self/mountinfo) under $state"); fi
   local c
