@@ -90,7 +90,7 @@ snapshot() { # dir
   nft list ruleset 2>/dev/null >"$1/nft" || true
   sysctl -n "${kubelet_sysctls[@]}" net.ipv4.ip_forward >"$1/sysctls" 2>/dev/null
   local p
-  for p in "${host_paths[@]}"; do [ -e "$p" ] && echo "$p"; done >"$1/paths"
+  for p in "${host_paths[@]}"; do if [ -e "$p" ]; then echo "$p"; fi; done >"$1/paths"
 }
 
 # The machine-wide record of the kubelet's sysctls, taken by the first real-node
