@@ -166,9 +166,12 @@ func (c *Cluster) NeverReadyImage(t testing.TB, namespace, image string) {
 	c.ChaosImage(t, namespace, image, ChaosNeverReady)
 }
 
-// ChaosImage makes every pod that starts from now on with a container of the given
-// image (exact match, e.g. "registry.example/api:2.0") fail as mode says, in any
-// namespace, until the test ends. Upgrade tests use it to make one component of a
+// ChaosImage makes every pod of namespace that starts from now on with a container
+// of the given image (exact match, e.g. "registry.example/api:2.0") fail as mode
+// says, until the test ends. Pods of that image in other namespaces run as usual:
+// the Stage is cluster-wide and tests share the cluster, so a test that fails the
+// release image all platforms use (ontology-service:1.6.0) must not fail the
+// platforms of the tests beside it. Upgrade tests use it to make one component of a
 // release fail its canary. Modes: ChaosNeverReady, ChaosCrashLoop (the pod is
 // Ready first and crashes 3 s after it runs), ChaosOOMKilled (Ready, then OOM
 // killed once about 1 s after it runs, and Ready again) and ChaosImagePull
@@ -198,7 +201,7 @@ func (c *Cluster) ChaosImageUntil(t testing.TB, namespace, image string, mode Ch
 	if err != nil {
 		t.Fatalf("get Stage %s (applied by hack/testcluster/up.sh): %v", name, err)
 	}
-	spec, err := imageStageSpec(base, image)
+	spec, err := imageStageSpec(base, namespace, image)
 	if err != nil {
 		t.Fatalf("Stage %s: %v", name, err)
 	}
@@ -248,10 +251,10 @@ func (c *Cluster) ChaosImageUntil(t testing.TB, namespace, image string, mode Ch
 	return stopAndWait
 }
 
-// imageStageSpec is the spec of chaos Stage base selecting pods by a container's
-// image instead of by ChaosLabel; its other expressions (not deleted, phase...)
-// stay.
-func imageStageSpec(base *unstructured.Unstructured, image string) (map[string]any, error) {
+// imageStageSpec is the spec of chaos Stage base selecting the pods of namespace by
+// a container's image instead of by ChaosLabel; its other expressions (not
+// deleted, phase...) stay.
+func imageStageSpec(base *unstructured.Unstructured, namespace, image string) (map[string]any, error) {
 	spec, _, err := unstructured.NestedMap(base.Object, "spec")
 	if err != nil {
 		return nil, fmt.Errorf("read spec: %w", err)
@@ -270,6 +273,7 @@ func imageStageSpec(base *unstructured.Unstructured, image string) (map[string]a
 	if !replaced {
 		return nil, fmt.Errorf("no selector expression on %s to replace", chaosLabelKey)
 	}
+	exprs = append(exprs, map[string]any{"key": ".metadata.namespace", "operator": "In", "values": []any{namespace}})
 	if err := unstructured.SetNestedSlice(spec, exprs, "selector", "matchExpressions"); err != nil {
 		return nil, fmt.Errorf("set selector: %w", err)
 	}

@@ -13,11 +13,13 @@ import (
 )
 
 // TestChaosImage: after ChaosImage, a pod of that image shows the mode while a pod
-// of another image beside it stays Running and Ready with no restart.
+// of another image beside it, and a pod of the same image in another namespace,
+// stay Running and Ready with no restart.
 func TestChaosImage(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t)
 	ns := c.Namespace(t)
+	otherNS := c.Namespace(t)
 	tests := []struct {
 		mode testcluster.ChaosMode
 		want func(p *corev1.Pod) bool
@@ -43,21 +45,26 @@ func TestChaosImage(t *testing.T) {
 			c.ChaosImage(t, ns, bad, tc.mode)
 
 			badPod := imagePod(t, c, ns, bad)
-			goodPod := imagePod(t, c, ns, "registry.example/api:1.0")
+			good := map[string]*corev1.Pod{
+				"of another image":                   imagePod(t, c, ns, "registry.example/api:1.0"),
+				"of that image in another namespace": imagePod(t, c, otherNS, bad),
+			}
 			if _, err := testcluster.WaitFor(ctx, c, badPod, time.Minute, func(p *corev1.Pod) (bool, error) {
 				return tc.want(p), nil
 			}); err != nil {
 				t.Fatalf("pod of %s does not show %s: %v; status %+v", bad, tc.mode, err, badPod.Status)
 			}
-			// The bad pod has shown its fault; the good one, started with it, had as
+			// The bad pod has shown its fault; the good ones, started with it, had as
 			// long to get the Stage by mistake.
-			if _, err := testcluster.WaitFor(ctx, c, goodPod, time.Minute, func(p *corev1.Pod) (bool, error) {
-				return testcluster.PodReady(p), nil
-			}); err != nil {
-				t.Fatalf("pod of another image is not Ready: %v", err)
-			}
-			if s := goodPod.Status.ContainerStatuses; len(s) != 1 || s[0].RestartCount != 0 || s[0].LastTerminationState.Terminated != nil {
-				t.Fatalf("pod of another image got the %s Stage: %+v", tc.mode, goodPod.Status.ContainerStatuses)
+			for what, p := range good {
+				if _, err := testcluster.WaitFor(ctx, c, p, time.Minute, func(p *corev1.Pod) (bool, error) {
+					return testcluster.PodReady(p), nil
+				}); err != nil {
+					t.Fatalf("pod %s is not Ready: %v", what, err)
+				}
+				if s := p.Status.ContainerStatuses; len(s) != 1 || s[0].RestartCount != 0 || s[0].LastTerminationState.Terminated != nil {
+					t.Fatalf("pod %s got the %s Stage: %+v", what, tc.mode, p.Status.ContainerStatuses)
+				}
 			}
 		})
 	}

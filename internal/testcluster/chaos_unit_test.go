@@ -54,7 +54,7 @@ func TestChaosStagesManifest(t *testing.T) {
 		if stage.GetName() != name {
 			t.Errorf("mode %s: chaosStage gives %s, the manifest has %s", mode, name, stage.GetName())
 		}
-		if _, err := imageStageSpec(stage, "registry.example/api:bad"); err != nil {
+		if _, err := imageStageSpec(stage, "t-ns", "registry.example/api:bad"); err != nil {
 			t.Errorf("Stage %s cannot be copied: %v", stage.GetName(), err)
 		}
 	}
@@ -71,6 +71,8 @@ func TestImageStageSpec(t *testing.T) {
 	notDeleted := expr(".metadata.deletionTimestamp", "DoesNotExist")
 	running := expr(".status.phase", "In", "Running")
 	byImage := expr(".spec.containers.[].image", "In", "registry.example/api:bad")
+	// Tests share the cluster: the copy fails the image in the test's namespace only.
+	inNamespace := expr(".metadata.namespace", "In", "t-ns")
 	stage := func(exprs ...any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 			"selector": map[string]any{"matchExpressions": exprs},
@@ -83,13 +85,13 @@ func TestImageStageSpec(t *testing.T) {
 		want    []any
 		wantErr bool
 	}{
-		{name: "label first", base: stage(expr(chaosLabelKey, "In", "crashloop"), notDeleted, running), want: []any{byImage, notDeleted, running}},
-		{name: "label later", base: stage(notDeleted, expr(chaosLabelKey, "In", "oomkilled"), running), want: []any{notDeleted, byImage, running}},
+		{name: "label first", base: stage(expr(chaosLabelKey, "In", "crashloop"), notDeleted, running), want: []any{byImage, notDeleted, running, inNamespace}},
+		{name: "label later", base: stage(notDeleted, expr(chaosLabelKey, "In", "oomkilled"), running), want: []any{notDeleted, byImage, running, inNamespace}},
 		{name: "no label expression", base: stage(notDeleted, running), wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := imageStageSpec(tc.base, "registry.example/api:bad")
+			spec, err := imageStageSpec(tc.base, "t-ns", "registry.example/api:bad")
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("imageStageSpec: %v, want error %t", err, tc.wantErr)
 			}
