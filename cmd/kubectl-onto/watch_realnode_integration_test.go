@@ -25,14 +25,14 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/buildinfo"
 )
 
-// TestWatchRunsAsARealPod: the operator as users run it. The image this repository
+// TestRealPodWatch: the operator as users run it. The image this repository
 // builds goes to the cluster's registry as buildinfo's default repository and the
 // binary's version, `watch install --apply` installs the watch with that default
 // image, and the kubelet of a real node pulls and starts it: read-only root, uid 65532,
 // in-cluster configuration and its ServiceAccount token through the kubernetes
 // Service, leader election. It then repairs a deleted Deployment and a changed image
 // of the platform it watches, and goes on doing so after its own pod is deleted.
-func TestWatchRunsAsARealPod(t *testing.T) {
+func TestRealPodWatch(t *testing.T) {
 	c := testcluster.New(t)
 	real := c.RealNodes(t)
 	ctx := t.Context()

@@ -16,6 +16,9 @@
 #                               default 0; needs root on Linux)
 #   ONTO_TESTCLUSTER_NODE_SUBNET  10.N of the real nodes' network (default 10.250):
 #                               each cluster with real nodes needs its own
+#   ONTO_TESTCLUSTER_REAL_NODES_START=later  set up the nodes' network only; start
+#                               them later with nodes.sh up (make test: after the
+#                               tests that need no real node)
 #   ONTO_TESTCLUSTER_{ETCD,ETCD_PEER,APISERVER,KCM,SCHEDULER,KWOK,METRICS}_PORT
 #                               ports (defaults 23790 23800 6443 10257 10259 10247 4443)
 set -euo pipefail
@@ -34,6 +37,7 @@ fast_ssd=${ONTO_TESTCLUSTER_FAST_SSD:-1}
 workers=${ONTO_TESTCLUSTER_WORKERS:-4}
 timeout=${ONTO_TESTCLUSTER_TIMEOUT:-180}
 real_nodes=${ONTO_TESTCLUSTER_REAL_NODES:-0}
+real_nodes_start=${ONTO_TESTCLUSTER_REAL_NODES_START:-now}
 node_subnet=${ONTO_TESTCLUSTER_NODE_SUBNET:-10.250}
 # Where the API server listens: loopback, or with real nodes the node network's
 # gateway (a bridge this script creates), which the nodes' kubelets and pods reach.
@@ -308,7 +312,7 @@ wait_until "APIService v1beta1.metrics.k8s.io Available" \
   kc wait --for=condition=Available apiservice/v1beta1.metrics.k8s.io --timeout=2s
 # The default ServiceAccount must exist before pods can be created in "default".
 wait_until "default ServiceAccount" kc -n default get serviceaccount default
-if [ "$real_nodes" != 0 ]; then
+if [ "$real_nodes" != 0 ] && [ "$real_nodes_start" != later ]; then
   "$here/nodes.sh" up
 fi
 

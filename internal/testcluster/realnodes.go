@@ -45,11 +45,22 @@ type RealNodes struct {
 	Registry string
 }
 
+// RealTestPrefix starts the name of every test that needs real nodes. `make test`
+// runs the other tests first, on kwok's nodes alone, then starts the real nodes and
+// runs these: the kubelets, kube-proxies and kube-routers would otherwise follow
+// every simulated pod the other tests create, and slowed the suite by half.
+const RealTestPrefix = "TestReal"
+
 // RealNodes returns the cluster's real nodes, each Ready. It fails the test when the
 // cluster was started to have real nodes (EnvRealNodes, set by `make test`) and has
-// none; otherwise it skips the test with one line naming what is missing.
+// none; otherwise it skips the test with one line naming what is missing. A test
+// whose name does not start with RealTestPrefix fails: make test would run it
+// before the nodes are up.
 func (c *Cluster) RealNodes(t testing.TB) *RealNodes {
 	t.Helper()
+	if !strings.HasPrefix(t.Name(), RealTestPrefix) {
+		t.Fatalf("%s needs real nodes, so its name must start with %q: make test starts the nodes after the other tests and then runs only those (hack/test.sh)", t.Name(), RealTestPrefix)
+	}
 	want := os.Getenv(EnvRealNodes)
 	missing := func(format string, args ...any) {
 		t.Helper()
