@@ -14,18 +14,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 )
 
 // TestGeneratedFilesAreCurrent fails when the CRD or the deepcopy functions were not
 // regenerated after a change to the types: pkg/spec validates with the committed CRD,
 // so a stale one would let offline validation and the API server disagree.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs controller-gen; skipped in -short mode")
-	}
+	mustrun.SkipIfShort(t, "runs controller-gen")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go is not on PATH, cannot run controller-gen: " + err.Error())
+		mustrun.Skipf(t, "go is not on PATH, cannot run controller-gen: %v", err)
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {

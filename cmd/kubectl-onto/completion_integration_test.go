@@ -11,28 +11,26 @@ import (
 	"slices"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 )
 
 // TestCLICompletesFromCluster: the completion of a platform NAME lists the OntoPlatforms
 // of the -n namespace, and -n lists the namespaces, from the real API server. The
-// platform is only the object (nothing applies it). The test does not install the CRD,
-// which belongs to apply: on a cluster no apply has run on yet, it skips.
+// platform is only the object (nothing applies it); the CRD is installed as apply
+// installs it, so the test runs the same on a cluster no apply has run on yet.
 func TestCLICompletesFromCluster(t *testing.T) {
 	c := testcluster.New(t)
-	crds := c.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	if _, err := crds.Get(t.Context(), v1alpha1.CRDName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		t.Skip("the OntoPlatform CRD is not installed (apply installs it): nothing to complete")
-	} else if err != nil {
+	clients, err := kube.New(c.Config)
+	if err != nil {
 		t.Fatal(err)
 	}
+	ontotest.InstallCRD(t, clients)
 	ns := c.Namespace(t)
 	data, err := os.ReadFile(example("minimal.yaml"))
 	if err != nil {

@@ -25,6 +25,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 )
 
 // krewPlugin is the part of krew's Plugin manifest (krew.googlecontainertools.github.com/v1alpha2)
@@ -62,16 +64,14 @@ type krewPlugin struct {
 // plugin runs, reports the manifest's version, and completes through
 // kubectl_complete-onto.
 func TestKrewManifest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a release archive")
-	}
+	mustrun.SkipIfShort(t, "builds a release archive")
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command on PATH")
+		mustrun.Skipf(t, "no go command on PATH")
 	}
 	for _, tool := range []string{"bash", "sh", "tar", "gzip"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("hack/dist.sh needs %s", tool)
+			mustrun.Skipf(t, "hack/dist.sh needs %s", tool)
 		}
 	}
 	dist := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 )
 
@@ -53,7 +54,7 @@ func readmeShell(t *testing.T, env ...string) (run func(line string) string, pre
 	c := testcluster.New(t)
 	envFile := filepath.Join(filepath.Dir(c.Kubeconfig), "env")
 	if _, err := os.Stat(envFile); err != nil {
-		t.Skipf("the cluster has no env file (%v): started by something other than hack/testcluster/up.sh", err)
+		mustrun.Skipf(t, "the cluster has no env file (%v): started by something other than hack/testcluster/up.sh", err)
 	}
 	bin := filepath.Dir(plugin()) // holds kubectl-onto only
 	// The first block: the route from make demo to kubectl onto.

@@ -34,6 +34,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/coomia-dip/kubectl-onto/internal/image"
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 	"github.com/coomia-dip/kubectl-onto/internal/registrytest"
 )
 
@@ -62,9 +63,7 @@ func TestMain(m *testing.M) {
 // (CGO_ENABLED=0, -s -w, the version linked in).
 func binaries(t *testing.T) []image.Binary {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: compiles kubectl-onto for two platforms")
-	}
+	mustrun.SkipIfShort(t, "compiles kubectl-onto for two platforms")
 	compileOnce.Do(func() {
 		out, err := exec.Command("go", "env", "GOMOD").Output()
 		if err != nil {
@@ -294,7 +293,7 @@ func TestImageRegistryRoundTrip(t *testing.T) {
 		}
 	}
 	if hostExe == nil {
-		t.Skipf("no image for the host's architecture %s to run", runtime.GOARCH)
+		mustrun.Skipf(t, "no image for the host's architecture %s to run", runtime.GOARCH)
 	}
 	runAsNonRoot(t, hostExe)
 }
@@ -468,7 +467,7 @@ func hostBinary(t *testing.T, bins []image.Binary) image.Binary {
 			return b
 		}
 	}
-	t.Skipf("no binary for the host's %s/%s", runtime.GOOS, runtime.GOARCH)
+	mustrun.Skipf(t, "no binary for the host's %s/%s", runtime.GOOS, runtime.GOARCH)
 	return image.Binary{}
 }
 

@@ -135,6 +135,21 @@ func Install(t testing.TB, clients *kube.Clients, p *v1alpha1.OntoPlatform) {
 	}
 }
 
+// InstallCRD installs the OntoPlatform CRD, or leaves it when the cluster serves it
+// already, as apply does before a platform: for tests that create OntoPlatforms
+// without applying one.
+func InstallCRD(t testing.TB, clients *kube.Clients) {
+	t.Helper()
+	crd, err := plan.CRD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &apply.Applier{Clients: clients, FieldManager: plan.FieldManager, Now: time.Now}
+	if _, err := a.ApplyCRD(t.Context(), crd, ApplyOptions()); err != nil {
+		t.Fatalf("install the OntoPlatform CRD: %v", err)
+	}
+}
+
 // InstallExample installs examples/<name> into a fresh namespace of the test cluster
 // (skipping the test when there is none) and returns the cluster, clients and platform.
 // The namespace exists before the install, as one a user made beforehand.

@@ -50,6 +50,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 )
 
 // EnvKubeconfig names the environment variable with the path of the test
@@ -154,7 +156,7 @@ func New(t testing.TB) *Cluster {
 	t.Helper()
 	path := os.Getenv(EnvKubeconfig)
 	if path == "" {
-		t.Skip("integration test skipped: no cluster (run `make test`, or set " + EnvKubeconfig + ")")
+		mustrun.Skipf(t, "integration test skipped: no cluster (run `make test`, or set %s)", EnvKubeconfig)
 	}
 	return connect(t, path)
 }
@@ -204,7 +206,7 @@ func (c *Cluster) Kubectl(t testing.TB) string {
 			return path
 		}
 	}
-	t.Skipf("no kubectl of the test cluster at %s", strings.Join(candidates, " or "))
+	mustrun.Skipf(t, "no kubectl of the test cluster at %s", strings.Join(candidates, " or "))
 	return ""
 }
 

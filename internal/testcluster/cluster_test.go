@@ -30,6 +30,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 )
 
@@ -482,9 +483,7 @@ func TestPDBEviction(t *testing.T) {
 }
 
 func TestHPAScalesOnSimulatedCPU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("takes 1-2 minutes: metrics-server needs two 15 s scrapes before the HPA acts")
-	}
+	mustrun.SkipIfShort(t, "takes 1-2 minutes: metrics-server needs two 15 s scrapes before the HPA acts")
 	t.Parallel()
 	c := testcluster.New(t)
 	ctx := t.Context()

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 )
 
 // EnvBin names the environment variable with the directory of the control plane's
@@ -33,14 +35,14 @@ const EnvBin = "ONTO_TESTCLUSTER_BIN"
 func StartExtra(t testing.TB, n int) []*Cluster {
 	t.Helper()
 	if os.Getenv(EnvKubeconfig) == "" {
-		t.Skip("integration test skipped: no cluster (run `make test`, or set " + EnvKubeconfig + ")")
+		mustrun.Skipf(t, "integration test skipped: no cluster (run `make test`, or set %s)", EnvKubeconfig)
 	}
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
-		t.Skip("test of several clusters skipped: " + EnvBin + " does not name the control plane's binaries (hack/testcluster/build.sh prints it)")
+		mustrun.Skipf(t, "test of several clusters skipped: %s does not name the control plane's binaries (hack/testcluster/build.sh prints it)", EnvBin)
 	}
 	if _, err := os.Stat(filepath.Join(bin, "kube-apiserver")); err != nil {
-		t.Skipf("test of several clusters skipped: %s=%s has no kube-apiserver: %v", EnvBin, bin, err)
+		mustrun.Skipf(t, "test of several clusters skipped: %s=%s has no kube-apiserver: %v", EnvBin, bin, err)
 	}
 	up := RepoFile(t, "hack/testcluster/up.sh")
 	down := RepoFile(t, "hack/testcluster/down.sh")

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
+
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 )
 
 // EnvRealNodes names the environment variable with the number of real nodes the
@@ -68,7 +70,7 @@ func (c *Cluster) RealNodes(t testing.TB) *RealNodes {
 		if want != "" && want != "0" {
 			t.Fatalf("real nodes missing although %s=%s: %s (hack/testcluster/nodes.sh; its logs are in the cluster's nodes/logs)", EnvRealNodes, want, msg)
 		}
-		t.Skipf("real-node test skipped: %s (make test starts them as root; %s=0 leaves them out)", msg, EnvRealNodes)
+		mustrun.Skipf(t, "real-node test skipped: %s (make test starts them as root; %s=0 leaves them out)", msg, EnvRealNodes)
 	}
 	nodes, err := c.Kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{LabelSelector: RealNodeLabel + "=real"})
 	if err != nil {

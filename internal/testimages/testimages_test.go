@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/coomia-dip/kubectl-onto/internal/image"
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 	"github.com/coomia-dip/kubectl-onto/internal/registrytest"
 	"github.com/coomia-dip/kubectl-onto/manifests"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
@@ -115,16 +116,14 @@ func TestCatalog(t *testing.T) {
 // entrypoint, env, and the files the rendered pods run. The Debian images need apt-get
 // and dpkg-deb (and apt's lists: apt-get update once); without them the test skips.
 func TestImages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds the test images")
-	}
+	mustrun.SkipIfShort(t, "builds the test images")
 	names := []string{"pause", "sample-service", "redis", "postgres"}
 	if os.Getenv("ONTO_TESTIMAGES_MINIO") == "1" {
 		names = append(names, "minio")
 	}
 	for _, tool := range []string{"apt-get", "dpkg-deb"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: the Debian images cannot be built here", tool)
+			mustrun.Skipf(t, "no %s: the Debian images cannot be built here", tool)
 		}
 	}
 	cache := os.Getenv("ONTO_TESTIMAGES_CACHE")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 	"github.com/coomia-dip/kubectl-onto/internal/bench"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
@@ -96,7 +97,7 @@ func kubectlManifest(b *testing.B, cl *bench.Cluster, d *plan.Desired) (bench.Ku
 		path = filepath.Join(filepath.Dir(cl.Kubeconfig), "bin", "kubectl")
 	}
 	if _, err := os.Stat(path); err != nil {
-		b.Skipf("no kubectl (set ONTO_KUBECTL): %v", err)
+		mustrun.Skipf(b, "no kubectl (set ONTO_KUBECTL): %v", err)
 	}
 	dir := b.TempDir()
 	file := filepath.Join(dir, "objects.yaml")

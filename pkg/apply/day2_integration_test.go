@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 	"github.com/coomia-dip/kubectl-onto/internal/ontotest"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -466,7 +467,7 @@ func TestApplyAfterKill9(t *testing.T) {
 	e.mustApply()
 	self := apply.CurrentProcess()
 	if self.Start == "" {
-		t.Skip("no /proc: a dead holder cannot be recognised here")
+		mustrun.Skipf(t, "no /proc: a dead holder cannot be recognised here")
 	}
 	// A process that held the lock and was killed: a child, killed and reaped.
 	child := exec.Command("sleep", "60")

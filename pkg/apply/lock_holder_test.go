@@ -14,12 +14,14 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/coomia-dip/kubectl-onto/internal/mustrun"
 )
 
 func TestHolderGone(t *testing.T) {
 	self := CurrentProcess()
 	if self.Start == "" || self.Boot == "" || self.PIDNS == "" {
-		t.Skip("no /proc: the holder of a lease cannot be checked here")
+		mustrun.Skipf(t, "no /proc: the holder of a lease cannot be checked here")
 	}
 	// A process that ran and exited: its PID names nothing now (or a new process with
 	// another start time).
