@@ -22,7 +22,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 IMAGE_LAYOUT := $(BIN_DIR)/image
 
-.PHONY: all build install dist image image-push generate verify-generate docs test unit-test faults bench bench-helm bench-scale demo fmt vet lint clean
+.PHONY: all build install dist image image-push generate verify-generate docs test unit-test faults bench bench-helm bench-scale bench-watch-pod demo fmt vet lint clean
 
 all: build
 
@@ -99,6 +99,12 @@ bench-helm:
 ## kubectl, and the watch over them, on a 24-worker cluster of its own
 bench-scale:
 	hack/test.sh scale
+
+## bench-watch-pod: the watch as a pod on a real node (the image this repo builds) over
+## fleets of 10 and 100 tenant platforms (ONTO_BENCH_WATCH_POD): install to Ready, a
+## drift repair and the working set the kubelet reports; as root, on a cluster of its own
+bench-watch-pod:
+	hack/test.sh watchpod
 
 ## demo: start a local control plane and apply the example platform to it
 demo:

@@ -14,6 +14,10 @@
 #                         platforms beside kubectl, and the watch over them, on a
 #                         cluster of its own with 24 workers (ONTO_BENCH_SCALE sets
 #                         the sizes)
+#   hack/test.sh watchpod go run ./hack/bench -watch-pod 10,100: the watch as a pod
+#                         on a real node over fleets of tenant platforms, on a
+#                         cluster of its own with 24 workers and 2 real nodes (as
+#                         root; ONTO_BENCH_WATCH_POD sets the sizes)
 #
 # Environment:
 #   ONTO_TEST_KUBECONFIG  if set, use that running cluster and start none
@@ -40,6 +44,14 @@ main() {
   extra=(${ONTO_GO_TEST_FLAGS:-})
 
   log() { echo "test.sh: $*" >&2; }
+  # The images the real nodes run (internal/testimages: the pause image, the sample
+  # service, redis and postgres from Debian's packages), built once and cached in
+  # ~/.cache/onto-testimages, pushed to the cluster's registry: the path users take,
+  # image → registry → kubelet → containerd. $1: which, comma-separated.
+  push_test_images() {
+    go build -o "$ONTO_TESTCLUSTER_DIR/testimages" ./hack/testimages
+    "$ONTO_TESTCLUSTER_DIR/testimages" -registry "$(cat "$ONTO_TESTCLUSTER_DIR/nodes/registry")" -only "$1" >/dev/null
+  }
   t0=$SECONDS
 
   if [ -z "${ONTO_TEST_KUBECONFIG:-}" ]; then
@@ -60,6 +72,11 @@ main() {
     if [ "$mode" = scale ]; then
       off=4000
       export ONTO_TESTCLUSTER_DIR=$repo/.cluster/scale
+      export ONTO_TESTCLUSTER_WORKERS=${ONTO_TESTCLUSTER_WORKERS:-24}
+    fi
+    if [ "$mode" = watchpod ]; then
+      off=6000
+      export ONTO_TESTCLUSTER_DIR=$repo/.cluster/watchpod
       export ONTO_TESTCLUSTER_WORKERS=${ONTO_TESTCLUSTER_WORKERS:-24}
     fi
     # etcd's ports are below Linux's ephemeral range (32768-60999): while etcd is down
@@ -86,6 +103,8 @@ main() {
         log "real nodes need root: run make test as root, or ONTO_TESTCLUSTER_REAL_NODES=0 make test to leave them (and their tests) out"
         exit 1
       fi
+    elif [ "$mode" = watchpod ]; then
+      export ONTO_TESTCLUSTER_REAL_NODES=2 ONTO_TESTCLUSTER_NODE_SUBNET=10.254
     else
       export ONTO_TESTCLUSTER_REAL_NODES=0
     fi
@@ -102,6 +121,11 @@ main() {
 
   t1=$SECONDS
   case $mode in
+  watchpod)
+    rc=0
+    push_test_images pause
+    go run ./hack/bench -kubeconfig "$ONTO_TEST_KUBECONFIG" -watch-pod "${ONTO_BENCH_WATCH_POD:-10,100}" || rc=$?
+    ;;
   test)
     # -count=1: results depend on the cluster, never reuse cached ones.
     # 30m: well inside CI's 90 min, and a hung watch fails instead of eating the budget.
@@ -129,13 +153,7 @@ main() {
       gotest -skip '^TestReal' || rc=$?
       t2=$SECONDS
       hack/testcluster/nodes.sh up
-      # The images the real nodes run (internal/testimages: the pause image, the
-      # sample service, redis and postgres from Debian's packages), built once and
-      # cached in ~/.cache/onto-testimages, pushed to the cluster's registry: the path
-      # users take, image → registry → kubelet → containerd.
-      go build -o "$ONTO_TESTCLUSTER_DIR/testimages" ./hack/testimages
-      "$ONTO_TESTCLUSTER_DIR/testimages" -registry "$(cat "$ONTO_TESTCLUSTER_DIR/nodes/registry")" \
-        -only pause,redis,postgres,sample-service >/dev/null
+      push_test_images pause,redis,postgres,sample-service
       log "real nodes up and test images pushed in $((SECONDS - t2))s"
       gotest -run '^TestReal' || rc=$?
     elif [ "${ONTO_TESTCLUSTER_REAL_NODES:-}" = 0 ]; then
@@ -188,7 +206,7 @@ main() {
     } >&2
     ;;
   *)
-    log "unknown mode $mode (want: test, bench, helm, scale or faults)"
+    log "unknown mode $mode (want: test, bench, helm, scale, watchpod or faults)"
     exit 2
     ;;
   esac

@@ -76,6 +76,8 @@ type config struct {
 	// beside this one's, over the same fleet (-scale, -watch-tenants).
 	watchBaseline string
 	watchRounds   int
+	// watchPod: fleet sizes over which the watch runs as a pod on a real node.
+	watchPod string
 }
 
 func main() {
@@ -102,6 +104,7 @@ func main() {
 	flag.IntVar(&c.parallel, "parallel", 16, "with -scale: kubectl-onto's --parallel (100 tenants from empty: 336 s at 4, 265 s at 16, 270 s at 32; the cluster's controllers bound it)")
 	flag.StringVar(&c.watchBaseline, "watch-baseline", "", "with -scale or -watch-tenants: time the watch's cold start, and its RSS and live heap once synced, of this kubectl-onto binary (another build) beside the built one's, interleaved, with --namespaces and with -A, before the watch's other figures")
 	flag.IntVar(&c.watchRounds, "watch-rounds", 3, "rounds of the cold-start comparison with -watch-baseline")
+	flag.StringVar(&c.watchPod, "watch-pod", "", "measure only the watch as a pod on a real node (`make bench-watch-pod`: 10,100), over fleets of this many tenant platforms, comma-separated: install to Ready, a drift repair, the working set the kubelet reports")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, c, os.Stdout)
@@ -168,6 +171,13 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 
 	if c.watchTenants >= 0 {
 		return measureWatch(ctx, out, cl, tmp, c.kubeconfig, c.tenantFile, c.watchTenants, c.watchRepairs, c.watchBaseline, c.watchRounds, func(ns string) { namespaces = append(namespaces, ns) })
+	}
+	if c.watchPod != "" {
+		sizes, err := parseSizes(c.watchPod)
+		if err != nil {
+			return err
+		}
+		return measureWatchPods(ctx, out, cl, tmp, c.kubeconfig, c.tenantFile, sizes, max(1, c.parallel), func(ns string) { namespaces = append(namespaces, ns) })
 	}
 	if c.scale != "" {
 		sizes, err := parseSizes(c.scale)
