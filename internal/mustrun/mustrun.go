@@ -30,7 +30,7 @@ func Skipf(t testing.TB, format string, args ...any) {
 	if Enforced() {
 		t.Fatalf("%s; %s=1 (make test): every test must run, none may skip", msg, EnvNoSkip)
 	}
-	t.Skip(msg)
+	t.Skip(msg) //nolint:forbidigo // the one place a test of this module skips
 }
 
 // SkipIfShort skips the test under -short (make unit-test's quick loop), saying why
