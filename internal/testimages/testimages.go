@@ -64,7 +64,7 @@ const (
 )
 
 // Names are the images Build knows, in build order (cheapest first).
-var Names = []string{"pause", "sample-service", "redis", "postgres", "minio"}
+var Names = []string{"pause", "kafka", "sample-service", "redis", "postgres", "minio"}
 
 // Tagged is one image under one tag of RegistryHost/Repository/Name.
 type Tagged struct {
@@ -121,6 +121,8 @@ func (b *Builder) Build(ctx context.Context, imgName string) (Built, error) {
 		imgs, err = b.debian(ctx, imgName)
 	case "minio":
 		imgs, err = b.minio(ctx)
+	case "kafka":
+		imgs, err = b.kafka(ctx)
 	default:
 		err = fmt.Errorf("unknown image (known: %s)", strings.Join(Names, ", "))
 	}
@@ -166,6 +168,8 @@ func (b *Builder) key(ctx context.Context, imgName string) (string, error) {
 		fmt.Fprintf(h, "releases %v\n", b.releases())
 	case "minio":
 		dirs = []string{"hack/testimages/minio", "hack/testimages/mc"}
+	case "kafka":
+		dirs = []string{"hack/testimages/kafka"}
 	case "redis", "postgres":
 		pins, err := debianPins(imgName)
 		if err != nil {

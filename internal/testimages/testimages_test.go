@@ -117,7 +117,7 @@ func TestCatalog(t *testing.T) {
 // and dpkg-deb (and apt's lists: apt-get update once); without them the test skips.
 func TestImages(t *testing.T) {
 	mustrun.SkipIfShort(t, "builds the test images")
-	names := []string{"pause", "sample-service", "redis", "postgres"}
+	names := []string{"pause", "kafka", "sample-service", "redis", "postgres"}
 	if os.Getenv("ONTO_TESTIMAGES_MINIO") == "1" {
 		names = append(names, "minio")
 	}
@@ -226,6 +226,8 @@ func checkImage(t *testing.T, imgName, tag string, img v1.Image, files map[strin
 				"usr/bin/grep", "usr/bin/mktemp", "usr/bin/id", "usr/bin/mv"}}
 	case "minio":
 		w = want{user: "1000:1000", entrypoint: []string{"minio"}, files: []string{"usr/bin/minio", "usr/bin/mc", "bin/sh"}}
+	case "kafka":
+		w = want{user: "1000:1000", entrypoint: []string{"/usr/bin/kafka-fake"}, files: []string{"usr/bin/kafka-fake"}}
 	}
 	if c.User != w.user {
 		t.Errorf("%s:%s: user %q, want %q", imgName, tag, c.User, w.user)
