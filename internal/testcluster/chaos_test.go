@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
 )
@@ -107,12 +106,10 @@ func TestImagePullChaos(t *testing.T) {
 	}
 
 	// A kubelet would retry the pull; the Stage keeps the pod as it is.
-	time.Sleep(3 * time.Second)
-	if err := c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
-		t.Fatal(err)
-	}
-	if !imagePullBackOff(p) {
-		t.Fatalf("pod left ImagePullBackOff: %+v", p.Status)
+	if _, err := testcluster.StaysFor(ctx, c, p, 3*time.Second, func(p *corev1.Pod) (bool, error) {
+		return imagePullBackOff(p), nil
+	}); err != nil {
+		t.Fatalf("pod left ImagePullBackOff: %v; status %+v", err, p.Status)
 	}
 
 	if err := c.SetPodChaos(ctx, ns, name, testcluster.ChaosNone); err != nil {

@@ -560,7 +560,7 @@ func TestPodChaos(t *testing.T) {
 		// later: set the label on a pod that already runs Ready, instead of at creation.
 		later bool
 		want  func(p *corev1.Pod) bool
-		// stays: after want holds, it must still hold this much later.
+		// stays: after want holds, it must hold at every look for this long.
 		stays time.Duration
 	}{
 		{mode: testcluster.ChaosCrashLoop, want: func(p *corev1.Pod) bool {
@@ -609,12 +609,10 @@ func TestPodChaos(t *testing.T) {
 				t.Fatalf("pod does not show %s: %v; status %+v", tc.mode, err, p.Status)
 			}
 			if tc.stays > 0 {
-				time.Sleep(tc.stays)
-				if err := c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: podName}, p); err != nil {
-					t.Fatal(err)
-				}
-				if !tc.want(p) {
-					t.Fatalf("pod left the %s state after %s: %+v", tc.mode, tc.stays, p.Status)
+				if _, err := testcluster.StaysFor(ctx, c, p, tc.stays, func(p *corev1.Pod) (bool, error) {
+					return tc.want(p), nil
+				}); err != nil {
+					t.Fatalf("pod left the %s state within %s: %v; status %+v", tc.mode, tc.stays, err, p.Status)
 				}
 			}
 		})
@@ -679,12 +677,10 @@ func TestNeverReadyImage(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("rollout did not start: %v; status %+v", err, d.Status)
 	}
-	time.Sleep(3 * time.Second)
-	if err := c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "api"}, d); err != nil {
-		t.Fatal(err)
-	}
-	if testcluster.DeploymentComplete(d) {
-		t.Fatalf("rollout to %s completed; want it stuck", bad)
+	if _, err := testcluster.StaysFor(ctx, c, d, 3*time.Second, func(d *appsv1.Deployment) (bool, error) {
+		return !testcluster.DeploymentComplete(d), nil
+	}); err != nil {
+		t.Fatalf("rollout to %s: %v; want it stuck; status %+v", bad, err, d.Status)
 	}
 	for _, p := range livePods(t, c, ns, "api") {
 		isBad := p.Spec.Containers[0].Image == bad
