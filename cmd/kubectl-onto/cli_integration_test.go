@@ -285,7 +285,7 @@ func TestCLIUnlock(t *testing.T) {
 	}
 }
 
-// TestCLINamespaceFlag (issue 7.5): a file without a namespace is applied where -n
+// TestCLINamespaceFlag: a file without a namespace is applied where -n
 // says; a file naming another namespace than -n is refused with nothing written.
 func TestCLINamespaceFlag(t *testing.T) {
 	c := testcluster.New(t)
@@ -333,7 +333,7 @@ func TestCLIDryRunFailsLikeApply(t *testing.T) {
 	}
 }
 
-// TestCLIStatusAgreesWithItself (issue 7.10): after a workload is scaled down behind
+// TestCLIStatusAgreesWithItself: after a workload is scaled down behind
 // the tool's back, status reads the live workloads for its summary and says that the
 // recorded Ready condition is the last run's, and that the live count disagrees.
 func TestCLIStatusAgreesWithItself(t *testing.T) {

@@ -30,7 +30,7 @@ var externalPostgresSpec = strings.Replace(smallSpec, "  infrastructure:\n", `  
         credentialsSecretRef: {name: onto-db}
 `, 1)
 
-// TestCLIExternalPostgres (issue 9): with postgres external, apply refuses, writing
+// TestCLIExternalPostgres: with postgres external, apply refuses, writing
 // nothing, while the Secret it names is missing or lacks a key, and says which; once
 // the Secret is whole, apply installs the platform with no postgres workload, Service
 // or generated Secret, and the services that use postgres are configured with the

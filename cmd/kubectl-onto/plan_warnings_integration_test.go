@@ -23,7 +23,7 @@ func quotaSpec(cpu string) string {
 	return smallSpec + fmt.Sprintf("  tenancy:\n    resourceQuota:\n      requests.cpu: %q\n", cpu)
 }
 
-// TestCLIQuotaShrinkWarning (issue 32): a ResourceQuota shrunk below what the namespace
+// TestCLIQuotaShrinkWarning: a ResourceQuota shrunk below what the namespace
 // already uses gets a warning from plan and from apply, naming the quota, the
 // resource, the new limit and the usage; a quota above the usage gets none.
 func TestCLIQuotaShrinkWarning(t *testing.T) {
@@ -67,7 +67,7 @@ func TestCLIQuotaShrinkWarning(t *testing.T) {
 	}
 }
 
-// TestCLIIngressTLSWarning (issue 32): an Ingress whose TLS Secret does not exist, or
+// TestCLIIngressTLSWarning: an Ingress whose TLS Secret does not exist, or
 // lacks tls.key, gets a warning from plan and apply naming the Ingress, the Secret
 // and the spec field; apply still installs; once the Secret is whole, none. No value
 // of the Secret is printed.

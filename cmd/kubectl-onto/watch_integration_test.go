@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -83,16 +84,14 @@ func TestWatchLeaderElection(t *testing.T) {
 	}
 	waitHolder := func(what string, timeout time.Duration, cond func(string) bool) string {
 		t.Helper()
-		deadline := time.Now().Add(timeout)
-		for {
-			if h := holder(); cond(h) {
-				return h
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %s (holder %q)", what, timeout, holder())
-			}
-			time.Sleep(200 * time.Millisecond)
+		var h string
+		if err := testcluster.Eventually(t.Context(), timeout, func(context.Context) (bool, error) {
+			h = holder()
+			return cond(h), nil
+		}); err != nil {
+			t.Fatalf("%s: %v (holder %q)", what, err, h)
 		}
+		return h
 	}
 
 	a, b := start("a"), start("b")
@@ -101,15 +100,11 @@ func TestWatchLeaderElection(t *testing.T) {
 	if err := c.Kube.AppsV1().Deployments(ns).Delete(t.Context(), "gateway", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := c.Kube.AppsV1().Deployments(ns).Get(t.Context(), "gateway", metav1.GetOptions{}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the leader did not recreate the gateway Deployment\nwatch a:\n%s\nwatch b:\n%s", a.log, b.log)
-		}
-		time.Sleep(250 * time.Millisecond)
+	if err := testcluster.Eventually(t.Context(), 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, "gateway", metav1.GetOptions{})
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("the leader did not recreate the gateway Deployment: %v\nwatch a:\n%s\nwatch b:\n%s", err, a.log, b.log)
 	}
 	wrote := func(w *watcher) bool {
 		data, _ := exec.Command("cat", w.audit).Output()
@@ -117,10 +112,10 @@ func TestWatchLeaderElection(t *testing.T) {
 	}
 	// The audit line follows the write's response, so the Deployment can be back a
 	// moment before its line is in the file: wait for a line, then check whose.
-	deadline = time.Now().Add(10 * time.Second)
-	for !wrote(a) && !wrote(b) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	// A timeout is not checked here: the check below says whose line is missing.
+	_ = testcluster.Eventually(t.Context(), 10*time.Second, func(context.Context) (bool, error) {
+		return wrote(a) || wrote(b), nil
+	})
 	leader, other := a, b
 	if wrote(b) {
 		leader, other = b, a
@@ -139,7 +134,13 @@ func TestWatchLeaderElection(t *testing.T) {
 	// SIGTERM: the leader releases the lease on the way out; a new process takes
 	// over within the retry period.
 	c3 := start("c")
-	time.Sleep(2 * time.Second) // c is up and retrying
+	// c is up and retrying: client-go's leader election logs its first attempt
+	// through the watch's logger.
+	if err := testcluster.Eventually(t.Context(), 30*time.Second, func(context.Context) (bool, error) {
+		return strings.Contains(c3.log.String(), "Attempting to acquire leader lease"), nil
+	}); err != nil {
+		t.Fatalf("watch c does not try to lead: %v\n%s", err, c3.log)
+	}
 	stopped := time.Now()
 	_ = other.cmd.Process.Signal(syscall.SIGTERM)
 	if err := other.cmd.Wait(); err != nil {

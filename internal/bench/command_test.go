@@ -23,7 +23,7 @@ func TestMeasureCommandPeakRSS(t *testing.T) {
 		for i := 0; i < len(b); i += 4096 {
 			b[i] = 1
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // not synchronisation: the child holds its memory a while, to be measured
 		runtime.KeepAlive(b)
 		return
 	}

@@ -9,6 +9,7 @@ package controller_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -205,18 +206,21 @@ func startWatchAs(t *testing.T, c *testcluster.Cluster, spec func(*v1alpha1.Onto
 	return e
 }
 
+// eventually polls cond until it holds; an error from cond is "not yet". It fails
+// the test after timeout, with the audit log.
 func (e *watchEnv) eventually(what string, timeout time.Duration, cond func() (bool, error)) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: not within %s (last error: %v)\naudit log:\n%s", what, timeout, err, e.audit.String())
-		}
-		time.Sleep(250 * time.Millisecond)
+	if err := testcluster.Eventually(e.t.Context(), timeout, func(context.Context) (bool, error) { return cond() }); err != nil {
+		e.t.Fatalf("%s: %v\naudit log:\n%s", what, err, e.audit.String())
+	}
+}
+
+// staysTrue checks cond at every poll for d, and fails the test, with the audit
+// log, at the first look where it does not hold or returns an error.
+func (e *watchEnv) staysTrue(what string, d time.Duration, cond func() (bool, error)) {
+	e.t.Helper()
+	if err := testcluster.StaysTrue(e.t.Context(), d, func(context.Context) (bool, error) { return cond() }); err != nil {
+		e.t.Fatalf("%s: %v\naudit log:\n%s", what, err, e.audit.String())
 	}
 }
 
@@ -323,14 +327,28 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 	})
 
 	t.Run("an idle platform costs no dry-run and no write, not even the lock, and no list", func(t *testing.T) {
-		// Converged, and every object planned unchanged once since.
-		time.Sleep(5 * time.Second)
+		// Converged, and every object planned unchanged once since: two periodic
+		// passes in a row (two GETs each) sent no dry-run, no write and no lock.
+		quiet := bench.Counts{}
 		e.requests.Take()
-		time.Sleep(7 * time.Second) // three periodic passes or more
-		counts := e.requests.Take()
-		if counts.Writes() != 0 || counts[bench.VerbDryRunPatch] != 0 || counts[bench.VerbLock] != 0 {
-			t.Fatalf("an idle platform's periodic passes sent %s; want no dry-run, no write, no lock", counts)
-		}
+		e.eventually("two idle periodic passes in a row", 60*time.Second, func() (bool, error) {
+			got := e.requests.Take()
+			if got.Writes() != 0 || got[bench.VerbDryRunPatch] != 0 || got[bench.VerbLock] != 0 {
+				quiet = bench.Counts{}
+				return false, nil
+			}
+			addCounts(quiet, got)
+			return quiet[bench.VerbGet] >= 2*2, nil
+		})
+		// Three periodic passes or more, each one idle.
+		counts := bench.Counts{}
+		e.staysTrue("an idle platform's periodic passes", 7*time.Second, func() (bool, error) {
+			addCounts(counts, e.requests.Take())
+			if counts.Writes() != 0 || counts[bench.VerbDryRunPatch] != 0 || counts[bench.VerbLock] != 0 {
+				return false, fmt.Errorf("they sent %s; want no dry-run, no write, no lock", counts)
+			}
+			return true, nil
+		})
 		// The platform's objects come from the watch's cache; only the namespace and
 		// the CRD, which it does not cache, are read: two GETs a pass.
 		if counts[bench.VerbList] != 0 || counts[bench.VerbGet] == 0 || counts[bench.VerbGet] > 2*5 {
@@ -342,6 +360,8 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 		// cache and dry-runs only that object, once (the idle check's plan is the
 		// locked pass's); the passes its rollout brings dry-run only it again, as its
 		// status moves.
+		lockPath := "/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases/" + apply.LockName(e.p.Name)
+		releases := e.sent.count("DELETE " + lockPath)
 		if _, err := e.clients.Kube.AppsV1().Deployments(ns).Patch(ctx, "data-service", types.StrategicMergePatchType,
 			[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"data-service","image":"example.com/other:2"}]}}}}`),
 			metav1.PatchOptions{FieldManager: "other-tool"}); err != nil {
@@ -351,7 +371,10 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 			d, err := e.deployment("data-service")
 			return err == nil && d.Spec.Template.Spec.Containers[0].Image != "example.com/other:2", err
 		})
-		time.Sleep(time.Second) // the repair's status write
+		// The repair's pass writes the status under the lock, then releases it.
+		e.eventually("the repair's pass released the lock", 30*time.Second, func() (bool, error) {
+			return e.sent.count("DELETE "+lockPath) > releases, nil
+		})
 		counts = e.requests.Take()
 		t.Logf("the repair of one object from idle: %s", counts)
 		// Each pass dry-runs only the objects whose resourceVersion moved (the repaired
@@ -377,14 +400,16 @@ func TestWatchKeepsThePlatform(t *testing.T) {
 			t.Fatalf("CLI apply while watching: %v", err)
 		}
 		// The watch must not put back the previous revision's replicas.
-		time.Sleep(3 * time.Second)
-		dep, err := e.deployment("nessie")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if *dep.Spec.Replicas != 2 {
-			t.Fatalf("nessie has %d replicas after the CLI applied 2 beside the watch", *dep.Spec.Replicas)
-		}
+		e.staysTrue("nessie's replicas after the CLI applied 2 beside the watch", 3*time.Second, func() (bool, error) {
+			dep, err := e.deployment("nessie")
+			if err != nil {
+				return false, err
+			}
+			if *dep.Spec.Replicas != 2 {
+				return false, fmt.Errorf("nessie has %d replicas", *dep.Spec.Replicas)
+			}
+			return true, nil
+		})
 	})
 
 	t.Run("a CLI run holding the lock shows in the status, and the watch applies after it", func(t *testing.T) {
@@ -552,22 +577,32 @@ func TestWatchFirstPassReadsNoWorkload(t *testing.T) {
 		}
 		return false, nil
 	})
-	time.Sleep(time.Second) // anything the pass sent after the release
-	var workloadGets []string
-	for _, r := range e.sent.all() {
-		for _, kind := range []string{"deployments", "statefulsets"} {
-			if strings.HasPrefix(r, "GET /apis/apps/v1/namespaces/"+e.p.Namespace+"/"+kind+"/") {
-				workloadGets = append(workloadGets, r)
+	if workloads < 3 {
+		t.Errorf("the platform has %d workloads, want 3 or more", workloads)
+	}
+	// Nor in what the pass sends after the release, for a second.
+	counts := bench.Counts{}
+	e.staysTrue("the first pass, and a second after its release", time.Second, func() (bool, error) {
+		var workloadGets []string
+		for _, r := range e.sent.all() {
+			for _, kind := range []string{"deployments", "statefulsets"} {
+				if strings.HasPrefix(r, "GET /apis/apps/v1/namespaces/"+e.p.Namespace+"/"+kind+"/") {
+					workloadGets = append(workloadGets, r)
+				}
 			}
 		}
-	}
-	counts := e.requests.Take()
+		if len(workloadGets) != 0 {
+			return false, fmt.Errorf("the first pass over %d workloads read %d of them by GET (%v); want none: the plan's lists hold them", workloads, len(workloadGets), workloadGets)
+		}
+		addCounts(counts, e.requests.Take())
+		if counts[bench.VerbDryRunPatch] != 0 {
+			return false, fmt.Errorf("the first pass sent %s: want no dry-run (the objects are as the install applied them)", counts)
+		}
+		return true, nil
+	})
 	t.Logf("the first pass over %d workloads: %s", workloads, counts)
-	if workloads < 3 || len(workloadGets) != 0 {
-		t.Errorf("the first pass over %d workloads read %d of them by GET (%v); want none: the plan's lists hold them", workloads, len(workloadGets), workloadGets)
-	}
-	if counts[bench.VerbDryRunPatch] != 0 || counts[bench.VerbList] == 0 {
-		t.Errorf("the first pass sent %s: want lists and no dry-run (the objects are as the install applied them)", counts)
+	if counts[bench.VerbList] == 0 {
+		t.Errorf("the first pass sent %s: want lists (the plan's)", counts)
 	}
 	if p := e.live(); p.Status.Phase != v1alpha1.PhaseRunning || p.Status.ReadyComponents == "" {
 		t.Errorf("status after the first pass: phase %s, ready %q", p.Status.Phase, p.Status.ReadyComponents)
@@ -599,8 +634,20 @@ func TestWatchEventPerObjectAndOptionalKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Settled: the install's own passes are over.
-	time.Sleep(3 * time.Second)
+	// Settled: the install's own passes are over. The watch's first pass took the
+	// lock and released it, and the platform is Ready at its generation.
+	lock := "DELETE /apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases/" + apply.LockName(e.p.Name)
+	e.eventually("the install's passes over", 60*time.Second, func() (bool, error) {
+		if e.sent.count(lock) == 0 {
+			return false, nil
+		}
+		if _, err := e.clients.Kube.CoordinationV1().Leases(ns).Get(ctx, apply.LockName(e.p.Name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		p := e.live()
+		ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
+		return p.Status.ObservedGeneration == p.Generation && ready != nil && ready.Status == metav1.ConditionTrue, nil
+	})
 	// One after the other: a pass for either would repair both.
 	if err := monitors.Delete(ctx, monitor.GetName(), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -635,5 +682,12 @@ func TestWatchEventPerObjectAndOptionalKinds(t *testing.T) {
 		if !strings.Contains(note, strings.Replace(obj, "/", " "+ns+"/", 1)) {
 			t.Errorf("the Event related to %s says %q, not that object", obj, note)
 		}
+	}
+}
+
+// addCounts adds the counts of more into total.
+func addCounts(total, more bench.Counts) {
+	for verb, n := range more {
+		total[verb] += n
 	}
 }

@@ -140,7 +140,7 @@ func podDeployment(name string, edit func(*corev1.PodSpec)) *appsv1.Deployment {
 // objects `watch install -A` renders, applied as the admin), takes a token of its
 // ServiceAccount, and through the API server with that token alone:
 //
-//   - tries each escalation the issue found (and a few more), each refused, by RBAC
+//   - tries each escalation its rights could otherwise open (and a few more), each refused, by RBAC
 //     or by the install's admission policies, whose refusal is checked by name;
 //   - does what the watch needs in a platform's namespace: a server-side apply of the
 //     rendered platform (pkg/apply, as the CLI does), a dry-run of the CRD, then the

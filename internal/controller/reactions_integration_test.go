@@ -120,18 +120,21 @@ func TestReactCrashLoop(t *testing.T) {
 	}
 
 	// Restarts go on every 3 s and the Deployment is not ready: passes follow.
-	time.Sleep(10 * time.Second)
-	evs, err := e.platformEvents(controller.EventCrashLoopBackOff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs) != 1 || (evs[0].Series != nil && evs[0].Series.Count > 1) {
-		t.Fatalf("want one CrashLoopBackOff Event, occurring once, 10 s later; got:%s", describeEvents(evs))
-	}
-	live, err := c.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil || live.UID != pod.UID || live.DeletionTimestamp != nil {
-		t.Fatalf("the crash-looping pod was deleted or replaced (err %v)", err)
-	}
+	var live *corev1.Pod
+	e.staysTrue("one CrashLoopBackOff Event, occurring once, for 10 s, and the pod kept", 10*time.Second, func() (bool, error) {
+		evs, err := e.platformEvents(controller.EventCrashLoopBackOff)
+		if err != nil {
+			return false, err
+		}
+		if len(evs) != 1 || (evs[0].Series != nil && evs[0].Series.Count > 1) {
+			return false, fmt.Errorf("got:%s", describeEvents(evs))
+		}
+		live, err = c.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil || live.UID != pod.UID || live.DeletionTimestamp != nil {
+			return false, fmt.Errorf("the crash-looping pod was deleted or replaced (err %v)", err)
+		}
+		return true, nil
+	})
 	if got := live.Status.ContainerStatuses[0].RestartCount; got < 3 {
 		t.Errorf("the pod restarted %d times in over 10 s: is the crash loop on?", got)
 	}
@@ -146,14 +149,17 @@ func TestReactCrashLoop(t *testing.T) {
 	e.eventually("the restarted watch reading the platform's Events", 60*time.Second, func() (bool, error) {
 		return e.sent.count("GET /api/v1/namespaces/"+ns+"/events?", "involvedObject.uid") > before, nil
 	})
-	time.Sleep(2 * time.Second) // an Event it would write goes out after its read
-	evs, err = e.platformEvents(controller.EventCrashLoopBackOff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs) != 1 || (evs[0].Series != nil && evs[0].Series.Count > 1) {
-		t.Fatalf("after a restart of the watch, want still one CrashLoopBackOff Event, occurring once; got:%s", describeEvents(evs))
-	}
+	// An Event it would write goes out after its read: none does for 2 s.
+	e.staysTrue("after a restart of the watch, still one CrashLoopBackOff Event, occurring once", 2*time.Second, func() (bool, error) {
+		evs, err := e.platformEvents(controller.EventCrashLoopBackOff)
+		if err != nil {
+			return false, err
+		}
+		if len(evs) != 1 || (evs[0].Series != nil && evs[0].Series.Count > 1) {
+			return false, fmt.Errorf("got:%s", describeEvents(evs))
+		}
+		return true, nil
+	})
 	if n := strings.Count(e.audit.String(), `"action":"report-crashloop"`); n != 1 {
 		t.Errorf("%d report-crashloop audit lines after the restart, want 1:\n%s", n, e.audit.String())
 	}
@@ -307,8 +313,14 @@ func TestReactLostNode(t *testing.T) {
 		t.Errorf("%d report-node-lost audit lines, want 1:\n%s", n, audit)
 	}
 	// A few more passes report nothing twice.
-	time.Sleep(5 * time.Second)
-	if evs, _ := e.platformEvents(controller.EventNodeLost); len(evs) != len(deployments)+1 {
-		t.Errorf("want %d NodeLost Events; got:%s", len(deployments)+1, describeEvents(evs))
-	}
+	e.staysTrue(fmt.Sprintf("%d NodeLost Events", len(deployments)+1), 5*time.Second, func() (bool, error) {
+		evs, err := e.platformEvents(controller.EventNodeLost)
+		if err != nil {
+			return false, err
+		}
+		if len(evs) != len(deployments)+1 {
+			return false, fmt.Errorf("got:%s", describeEvents(evs))
+		}
+		return true, nil
+	})
 }

@@ -7,6 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package controller_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,8 +43,7 @@ func applyCRD(t *testing.T, c *testcluster.Cluster) {
 		t.Fatal(err)
 	}
 	// Served once the API server has the new schema: wait until a dry-run of the new field passes.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if err := testcluster.Eventually(t.Context(), 20*time.Second, func(ctx context.Context) (bool, error) {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(v1alpha1.GroupVersionKind)
 		obj.SetNamespace("default")
@@ -51,15 +52,11 @@ func applyCRD(t *testing.T, c *testcluster.Cluster) {
 		_ = unstructured.SetNestedField(obj.Object, true, "spec", "remediation", "memory", "enabled")
 		pri, err := clients.Resource(obj)
 		if err == nil {
-			_, err = pri.Create(t.Context(), obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+			_, err = pri.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
 		}
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the CRD does not serve spec.remediation: %v", err)
-		}
-		time.Sleep(250 * time.Millisecond)
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("the CRD does not serve spec.remediation: %v", err)
 	}
 }
 
@@ -150,17 +147,23 @@ func TestRemediationMemory(t *testing.T) {
 		return false, err
 	})
 	t.Logf("RemediationBlocked (cooldown) Event %s after the second OOM kill was set on", time.Since(second).Round(100*time.Millisecond))
-	time.Sleep(3 * time.Second)
-	if evs, _ := e.platformEvents(controller.EventMemoryRaised); len(evs) != 1 {
-		t.Errorf("want still one MemoryRaised Event; got:%s", describeEvents(evs))
-	}
-	d, err := e.deployment(v1alpha1.ComponentNessie)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(want) != 0 {
-		t.Errorf("nessie's limit is %s after the second OOM kill, want %s still", got.String(), want.String())
-	}
+	e.staysTrue("after the second OOM kill, still one MemoryRaised Event and nessie's limit "+want.String(), 3*time.Second, func() (bool, error) {
+		evs, err := e.platformEvents(controller.EventMemoryRaised)
+		if err != nil {
+			return false, err
+		}
+		if len(evs) != 1 {
+			return false, fmt.Errorf("got:%s", describeEvents(evs))
+		}
+		d, err := e.deployment(v1alpha1.ComponentNessie)
+		if err != nil {
+			return false, err
+		}
+		if got := d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(want) != 0 {
+			return false, fmt.Errorf("nessie's limit is %s", got.String())
+		}
+		return true, nil
+	})
 	if live := e.live(); len(live.Status.Remediations) != 1 || live.Status.Remediations[0].To != want.String() {
 		t.Errorf("status.remediations = %+v after the second OOM kill, want the first raise only", live.Status.Remediations)
 	}

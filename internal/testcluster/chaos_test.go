@@ -1,158 +1,114 @@
-package testcluster_test
+package testcluster
 
 import (
-	"fmt"
+	"os"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
-// TestChaosImage: after ChaosImage, a pod of that image shows the mode while a pod
-// of another image beside it, and a pod of the same image in another namespace,
-// stay Running and Ready with no restart.
-func TestChaosImage(t *testing.T) {
-	t.Parallel()
-	c := testcluster.New(t)
-	ns := c.Namespace(t)
-	otherNS := c.Namespace(t)
+// TestChaosStagesManifest: each mode has a Stage in chaos-stages.yaml that selects
+// its label value and has a weight, without which kwok could pick the fast
+// pod-ready stage (weight 0) instead; a Stage that ChaosImage copies has the name
+// chaosStage gives and a label expression to replace.
+func TestChaosStagesManifest(t *testing.T) {
+	data, err := os.ReadFile("../../hack/testcluster/manifests/chaos-stages.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byMode := map[string]*unstructured.Unstructured{}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("parse Stage: %v\n%s", err, doc)
+		}
+		stage := &unstructured.Unstructured{Object: obj}
+		exprs, _, _ := unstructured.NestedSlice(obj, "spec", "selector", "matchExpressions")
+		for _, e := range exprs {
+			if m, ok := e.(map[string]any); ok && m["key"] == chaosLabelKey {
+				for _, v := range m["values"].([]any) {
+					if prev, ok := byMode[v.(string)]; ok {
+						t.Errorf("Stages %s and %s both select mode %s", prev.GetName(), stage.GetName(), v)
+					}
+					byMode[v.(string)] = stage
+				}
+			}
+		}
+	}
+	for _, mode := range []ChaosMode{ChaosCrashLoop, ChaosOOMKilled, ChaosEvicted, ChaosNeverReady, ChaosImagePull} {
+		stage, ok := byMode[string(mode)]
+		if !ok {
+			t.Errorf("no Stage selects %s=%s", ChaosLabel, mode)
+			continue
+		}
+		if w, _, _ := unstructured.NestedFieldNoCopy(stage.Object, "spec", "weight"); w == nil || w.(float64) <= 0 {
+			t.Errorf("Stage %s: weight %v, want above pod-ready's 0", stage.GetName(), w)
+		}
+		name, copied := chaosStage(mode)
+		if !copied {
+			continue
+		}
+		if stage.GetName() != name {
+			t.Errorf("mode %s: chaosStage gives %s, the manifest has %s", mode, name, stage.GetName())
+		}
+		if _, err := imageStageSpec(stage, "t-ns", "registry.example/api:bad"); err != nil {
+			t.Errorf("Stage %s cannot be copied: %v", stage.GetName(), err)
+		}
+	}
+}
+
+func TestImageStageSpec(t *testing.T) {
+	expr := func(key, op string, values ...any) map[string]any {
+		m := map[string]any{"key": key, "operator": op}
+		if values != nil {
+			m["values"] = values
+		}
+		return m
+	}
+	notDeleted := expr(".metadata.deletionTimestamp", "DoesNotExist")
+	running := expr(".status.phase", "In", "Running")
+	byImage := expr(".spec.containers.[].image", "In", "registry.example/api:bad")
+	// Tests share the cluster: the copy fails the image in the test's namespace only.
+	inNamespace := expr(".metadata.namespace", "In", "t-ns")
+	stage := func(exprs ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+			"selector": map[string]any{"matchExpressions": exprs},
+			"weight":   int64(10000),
+		}}}
+	}
 	tests := []struct {
-		mode testcluster.ChaosMode
-		want func(p *corev1.Pod) bool
+		name    string
+		base    *unstructured.Unstructured
+		want    []any
+		wantErr bool
 	}{
-		{mode: testcluster.ChaosNeverReady, want: neverReady},
-		{mode: testcluster.ChaosCrashLoop, want: func(p *corev1.Pod) bool {
-			s := p.Status.ContainerStatuses
-			return len(s) == 1 && s[0].RestartCount >= 1 && s[0].State.Waiting != nil &&
-				s[0].State.Waiting.Reason == "CrashLoopBackOff" && !testcluster.PodReady(p)
-		}},
-		{mode: testcluster.ChaosOOMKilled, want: func(p *corev1.Pod) bool {
-			s := p.Status.ContainerStatuses
-			return len(s) == 1 && s[0].RestartCount == 1 && s[0].LastTerminationState.Terminated != nil &&
-				s[0].LastTerminationState.Terminated.Reason == "OOMKilled" && s[0].State.Running != nil && testcluster.PodReady(p)
-		}},
-		{mode: testcluster.ChaosImagePull, want: imagePullBackOff},
+		{name: "label first", base: stage(expr(chaosLabelKey, "In", "crashloop"), notDeleted, running), want: []any{byImage, notDeleted, running, inNamespace}},
+		{name: "label later", base: stage(notDeleted, expr(chaosLabelKey, "In", "oomkilled"), running), want: []any{notDeleted, byImage, running, inNamespace}},
+		{name: "no label expression", base: stage(notDeleted, running), wantErr: true},
 	}
 	for _, tc := range tests {
-		t.Run(string(tc.mode), func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			bad := "registry.example/api:" + testcluster.UniqueName(t, "bad")
-			c.ChaosImage(t, ns, bad, tc.mode)
-
-			badPod := imagePod(t, c, ns, bad)
-			good := map[string]*corev1.Pod{
-				"of another image":                   imagePod(t, c, ns, "registry.example/api:1.0"),
-				"of that image in another namespace": imagePod(t, c, otherNS, bad),
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := imageStageSpec(tc.base, "t-ns", "registry.example/api:bad")
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("imageStageSpec: %v, want error %t", err, tc.wantErr)
 			}
-			if _, err := testcluster.WaitFor(ctx, c, badPod, time.Minute, func(p *corev1.Pod) (bool, error) {
-				return tc.want(p), nil
-			}); err != nil {
-				t.Fatalf("pod of %s does not show %s: %v; status %+v", bad, tc.mode, err, badPod.Status)
+			if tc.wantErr {
+				return
 			}
-			// The bad pod has shown its fault; the good ones, started with it, had as
-			// long to get the Stage by mistake.
-			for what, p := range good {
-				if _, err := testcluster.WaitFor(ctx, c, p, time.Minute, func(p *corev1.Pod) (bool, error) {
-					return testcluster.PodReady(p), nil
-				}); err != nil {
-					t.Fatalf("pod %s is not Ready: %v", what, err)
-				}
-				if s := p.Status.ContainerStatuses; len(s) != 1 || s[0].RestartCount != 0 || s[0].LastTerminationState.Terminated != nil {
-					t.Fatalf("pod %s got the %s Stage: %+v", what, tc.mode, p.Status.ContainerStatuses)
-				}
+			got, _, _ := unstructured.NestedSlice(spec, "selector", "matchExpressions")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("selector (-want +got):\n%s", diff)
+			}
+			if spec["weight"] != int64(10000) {
+				t.Errorf("weight %v not kept", spec["weight"])
+			}
+			base, _, _ := unstructured.NestedSlice(tc.base.Object, "spec", "selector", "matchExpressions")
+			if base[0].(map[string]any)["key"] == ".spec.containers.[].image" || base[1].(map[string]any)["key"] == ".spec.containers.[].image" {
+				t.Errorf("the base Stage was changed: %v", base)
 			}
 		})
 	}
-}
-
-// TestImagePullChaos: a pod created with the imagepull label stays Pending and not
-// Ready, its container waiting in ErrImagePull and then ImagePullBackOff, and
-// stays so; once the label is removed the pull succeeds: Running and Ready.
-func TestImagePullChaos(t *testing.T) {
-	t.Parallel()
-	c := testcluster.New(t)
-	ctx := t.Context()
-	ns := c.Namespace(t)
-	name := testcluster.UniqueName(t, "p")
-	p := chaosPod(t, c, ns, name, map[string]string{testcluster.ChaosLabel: string(testcluster.ChaosImagePull)})
-	start := time.Now()
-	var errImagePull time.Duration // when ErrImagePull was seen; polling may miss its second
-	if _, err := testcluster.WaitFor(ctx, c, p, 30*time.Second, func(p *corev1.Pod) (bool, error) {
-		// Until kwok handles the pod it is Pending without a Ready condition, so
-		// Running or Ready at any point means the fast pod-ready stage won.
-		if p.Status.Phase != corev1.PodPending || testcluster.PodReady(p) {
-			return false, fmt.Errorf("pod went %s, Ready %t", p.Status.Phase, testcluster.PodReady(p))
-		}
-		if s := p.Status.ContainerStatuses; errImagePull == 0 && len(s) == 1 && s[0].State.Waiting != nil && s[0].State.Waiting.Reason == "ErrImagePull" {
-			errImagePull = time.Since(start)
-		}
-		return imagePullBackOff(p), nil
-	}); err != nil {
-		t.Fatalf("pod does not show ImagePullBackOff: %v; status %+v", err, p.Status)
-	}
-	t.Logf("ErrImagePull seen after %s, ImagePullBackOff after %s", errImagePull.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	if msg, want := p.Status.ContainerStatuses[0].State.Waiting.Message, `Back-off pulling image "registry.example/app:1.0"`; msg != want {
-		t.Errorf("waiting message %q, want %q", msg, want)
-	}
-	if got := podCondition(p, corev1.PodScheduled); got != corev1.ConditionTrue {
-		t.Errorf("PodScheduled is %q, want True", got)
-	}
-	if got := podCondition(p, corev1.ContainersReady); got != corev1.ConditionFalse {
-		t.Errorf("ContainersReady is %q, want False", got)
-	}
-
-	// A kubelet would retry the pull; the Stage keeps the pod as it is.
-	time.Sleep(3 * time.Second)
-	if err := c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
-		t.Fatal(err)
-	}
-	if !imagePullBackOff(p) {
-		t.Fatalf("pod left ImagePullBackOff: %+v", p.Status)
-	}
-
-	if err := c.SetPodChaos(ctx, ns, name, testcluster.ChaosNone); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := testcluster.WaitFor(ctx, c, p, 30*time.Second, func(p *corev1.Pod) (bool, error) {
-		return p.Status.Phase == corev1.PodRunning && testcluster.PodReady(p) && p.Status.PodIP != "", nil
-	}); err != nil {
-		t.Fatalf("pod does not run once the label is gone: %v; status %+v", err, p.Status)
-	}
-}
-
-// imagePullBackOff: the pod's one container waits in ImagePullBackOff for its
-// image, and the pod is Pending and not Ready, as a kubelet leaves it.
-func imagePullBackOff(p *corev1.Pod) bool {
-	s := p.Status.ContainerStatuses
-	return p.Status.Phase == corev1.PodPending && len(s) == 1 && !s[0].Ready && s[0].State.Waiting != nil &&
-		s[0].State.Waiting.Reason == "ImagePullBackOff" && strings.Contains(s[0].State.Waiting.Message, s[0].Image) &&
-		!testcluster.PodReady(p)
-}
-
-// podCondition is the status of p's condition of type cond, "" without one.
-func podCondition(p *corev1.Pod, cond corev1.PodConditionType) corev1.ConditionStatus {
-	for _, c := range p.Status.Conditions {
-		if c.Type == cond {
-			return c.Status
-		}
-	}
-	return ""
-}
-
-// imagePod creates a pod of one container running image.
-func imagePod(t *testing.T, c *testcluster.Cluster, ns, image string) *corev1.Pod {
-	t.Helper()
-	grace := int64(0)
-	p := &corev1.Pod{}
-	p.Namespace, p.Name = ns, testcluster.UniqueName(t, "p")
-	p.Spec = corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: image}}, TerminationGracePeriodSeconds: &grace}
-	if err := c.Client.Create(t.Context(), p); err != nil {
-		t.Fatalf("create pod: %v", err)
-	}
-	return p
 }

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,6 +20,89 @@ const pollInterval = 100 * time.Millisecond
 // passes (or ctx ends).
 func Poll(ctx context.Context, timeout time.Duration, cond func(context.Context) (bool, error)) error {
 	return wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, cond)
+}
+
+// Eventually is Poll for a condition that reads something which may fail for a
+// moment (a file being written, a request log, an API call): an error from cond
+// does not stop it. It calls cond every 100 ms until it returns true, or timeout
+// passes (or ctx ends); then the error says so, with cond's last error.
+func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	return EventuallyEvery(ctx, pollInterval, timeout, cond)
+}
+
+// EventuallyEvery is Eventually calling cond every interval: for a condition that
+// costs much to evaluate (a whole diagnosis), or that cannot change faster.
+func EventuallyEvery(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		lastErr = err
+		return ok && err == nil, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case lastErr != nil:
+		return fmt.Errorf("not within %s: %w (last error: %w)", timeout, err, lastErr)
+	default:
+		return fmt.Errorf("not within %s: %w", timeout, err)
+	}
+}
+
+// errNoLonger stops StaysTrue's poll at the first false.
+var errNoLonger = errors.New("no longer holds")
+
+// StaysTrue checks that cond holds for d: it calls cond at once, every 100 ms for
+// d and once more when d has passed, and fails at the first call that returns false
+// or an error, saying after how long. It is the check that something stays so ("the
+// rollout stays stuck", "no second Event is sent"), which a sleep and one look at
+// the end would pass even if it changed and changed back in between.
+//
+// cond gets ctx, not a context that ends with d, so a read in flight when d passes
+// is not cancelled into a failure. StaysTrue returns ctx's error if ctx ends first.
+func StaysTrue(ctx context.Context, d time.Duration, cond func(context.Context) (bool, error)) error {
+	start := time.Now()
+	check := func() error {
+		ok, err := cond(ctx)
+		switch {
+		case err != nil:
+			return fmt.Errorf("after %s of %s: %w", time.Since(start).Round(time.Millisecond), d, err)
+		case !ok:
+			return fmt.Errorf("after %s of %s: %w", time.Since(start).Round(time.Millisecond), d, errNoLonger)
+		}
+		return nil
+	}
+	var failed error
+	err := Poll(ctx, d, func(context.Context) (bool, error) {
+		failed = check()
+		return false, failed
+	})
+	switch {
+	case failed != nil:
+		return failed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil && !wait.Interrupted(err):
+		return err
+	}
+	return check()
+}
+
+// StaysFor reads obj (by its namespace and name) for d, as StaysTrue calls its
+// condition, and fails at the first read where cond does not hold, or that fails
+// (NotFound included). It returns the last state read, for the failure's message.
+func StaysFor[T client.Object](ctx context.Context, c *Cluster, obj T, d time.Duration, cond func(T) (bool, error)) (T, error) {
+	key := client.ObjectKeyFromObject(obj)
+	err := StaysTrue(ctx, d, func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, key, obj); err != nil {
+			return false, err
+		}
+		return cond(obj)
+	})
+	if err != nil {
+		return obj, fmt.Errorf("%T %s: %w", obj, key, err)
+	}
+	return obj, nil
 }
 
 // WaitFor reads obj (by its namespace and name) until cond holds and returns

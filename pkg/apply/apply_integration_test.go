@@ -153,17 +153,12 @@ func ensureServiceMonitorCRD(t *testing.T, c *testcluster.Cluster) {
 		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
 		gk := schema.GroupKind{Group: group, Kind: kind}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		if err := testcluster.Eventually(t.Context(), 30*time.Second, func(context.Context) (bool, error) {
 			cl.Mapper.Reset()
 			_, err := cl.Mapper.RESTMapping(gk)
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s not served 30 s after its CRD was applied: %v", gk, err)
-			}
-			time.Sleep(200 * time.Millisecond)
+			return err == nil, err
+		}); err != nil {
+			t.Fatalf("%s not served after its CRD was applied: %v", gk, err)
 		}
 	})
 }

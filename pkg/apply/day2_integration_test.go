@@ -68,7 +68,7 @@ func (e *env) applyCtx(ctx context.Context, opts apply.Options, observe func(app
 	return err
 }
 
-// TestApplyConvergesAfterPartialRun (issue 7.1): a run that wrote its objects but did
+// TestApplyConvergesAfterPartialRun: a run that wrote its objects but did
 // not prune (--prune=false, Ctrl-C after a plane, a crash) leaves deletes pending while
 // the parent is unchanged; the next run must apply them, not fail on the parent.
 func TestApplyConvergesAfterPartialRun(t *testing.T) {
@@ -132,7 +132,7 @@ func TestApplyConvergesAfterPartialRun(t *testing.T) {
 	}
 }
 
-// TestRetriedFailedApplyStillFails (issue 7.2): apply means "this spec, healthy": a
+// TestRetriedFailedApplyStillFails: apply means "this spec, healthy": a
 // re-run with nothing to write still waits for health, fails when the platform is not
 // healthy, and records that, so a CI retry cannot turn a failed deploy green.
 func TestRetriedFailedApplyStillFails(t *testing.T) {
@@ -173,7 +173,7 @@ func meta(st v1alpha1.OntoPlatformStatus, typ string) metav1.ConditionStatus {
 	return metav1.ConditionUnknown
 }
 
-// TestApplyCrashLoopFailsEarly (issue 7.9): a crash-looping new pod is shown as it
+// TestApplyCrashLoopFailsEarly: a crash-looping new pod is shown as it
 // appears, and the plane fails once it has restarted --crashloop-restarts times, not
 // at the end of the plane timeout.
 func TestApplyCrashLoopFailsEarly(t *testing.T) {
@@ -213,7 +213,7 @@ func TestApplyCrashLoopFailsEarly(t *testing.T) {
 	e.mustConverge()
 }
 
-// TestApplyRunsUnderTheLock (issue 7.3): even with nothing to write, a run takes the
+// TestApplyRunsUnderTheLock: even with nothing to write, a run takes the
 // lock first: while another run holds it, it fails at once and writes no status.
 func TestApplyRunsUnderTheLock(t *testing.T) {
 	t.Parallel()
@@ -243,7 +243,7 @@ func TestApplyRunsUnderTheLock(t *testing.T) {
 	}
 }
 
-// TestApplyLostLockNamesTheHolder (issue 7.3): a run whose lease is taken over stops
+// TestApplyLostLockNamesTheHolder: a run whose lease is taken over stops
 // with "lost the lock to HOLDER", not "context canceled".
 func TestApplyLostLockNamesTheHolder(t *testing.T) {
 	t.Parallel()
@@ -285,7 +285,7 @@ func TestApplyLostLockNamesTheHolder(t *testing.T) {
 	}
 }
 
-// TestApplyRefusesDowngrade (issue 7.4): the installed version only moves along the
+// TestApplyRefusesDowngrade: the installed version only moves along the
 // release's upgrade path unless forced.
 func TestApplyRefusesDowngrade(t *testing.T) {
 	t.Parallel()
@@ -330,7 +330,7 @@ func TestApplyRefusesDowngrade(t *testing.T) {
 	}
 }
 
-// TestSavedPlanWithDeletes (issue 7.6): a saved plan that prunes applies whole; its
+// TestSavedPlanWithDeletes: a saved plan that prunes applies whole; its
 // parent's second write carries no stale resourceVersion.
 func TestSavedPlanWithDeletes(t *testing.T) {
 	t.Parallel()
@@ -352,7 +352,7 @@ func TestSavedPlanWithDeletes(t *testing.T) {
 	}
 }
 
-// TestSecondPlatformInANamespace (issue 7.8): a second platform in a namespace is
+// TestSecondPlatformInANamespace: a second platform in a namespace is
 // refused before any dry-run, naming the platform that owns it.
 func TestSecondPlatformInANamespace(t *testing.T) {
 	t.Parallel()
@@ -380,7 +380,7 @@ func TestSecondPlatformInANamespace(t *testing.T) {
 	}
 }
 
-// TestUninstallReleasesKeptNamespace (issue 7.7): a namespace kept by uninstall leaves
+// TestUninstallReleasesKeptNamespace: a namespace kept by uninstall leaves
 // the inventory, so the next platform there installs without a conflict.
 func TestUninstallReleasesKeptNamespace(t *testing.T) {
 	t.Parallel()
@@ -458,7 +458,7 @@ func TestApplyFailsFastWhenPodsCannotBeCreated(t *testing.T) {
 	}
 }
 
-// TestApplyAfterKill9 (issue 7: a dead run's lease): a run killed with -9 leaves its
+// TestApplyAfterKill9 (a dead run's lease): a run killed with -9 leaves its
 // lease; the next run on the same host sees that process is gone and takes the lock at
 // once, instead of waiting out the lease, and converges.
 func TestApplyAfterKill9(t *testing.T) {
@@ -532,7 +532,7 @@ func TestApplyLockWait(t *testing.T) {
 	}
 }
 
-// TestStatefulSetVolumeGrowth (issue 7: immutable fields): a larger volume is planned
+// TestStatefulSetVolumeGrowth (immutable fields): a larger volume is planned
 // as a replace (claims expanded, StatefulSet recreated around its running pods), not a
 // failed plan; a smaller one, a new storage class, or a class that cannot expand are
 // refused before anything is written, naming the field.
@@ -662,7 +662,7 @@ func TestAutoscalingTurnedOff(t *testing.T) {
 	}
 }
 
-// TestAdoptUnownedObject (issue 7: adoption): an existing object with a rendered name
+// TestAdoptUnownedObject (adoption): an existing object with a rendered name
 // that belongs to no platform is a conflict, refused with --adopt as the way out, and
 // adopted (labelled, then updated and prunable) with it.
 func TestAdoptUnownedObject(t *testing.T) {
@@ -734,7 +734,7 @@ func TestSpecPatchesTravelWithThePlatform(t *testing.T) {
 	}
 }
 
-// TestGeneratedSecretGetsNewKeys (issue 7: a release that adds a key to a generated
+// TestGeneratedSecretGetsNewKeys (a release that adds a key to a generated
 // Secret): the missing key is added, masked in the plan, and no existing value changes.
 func TestGeneratedSecretGetsNewKeys(t *testing.T) {
 	t.Parallel()

@@ -25,7 +25,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 )
 
-// TestOtherFieldManagers (issue 13, scenario 7): four other writers change what the
+// TestOtherFieldManagers: four other writers change what the
 // platform applied, each its own way: a scale through the scale subresource, an image
 // change by `kubectl set image`, a server-side apply by another tool, and an autoscaler
 // made by hand for a component of fixed size. The plan lists each conflict with its

@@ -24,7 +24,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/spec"
 )
 
-// TestKafkaControllerChangeRefused (issue 9): on an installed platform with one
+// TestKafkaControllerChangeRefused: on an installed platform with one
 // combined Kafka node, the API server refuses an update of the stored OntoPlatform to
 // kafka.replicas 3 (dedicated controllers: another voter list) naming the field, as
 // the offline rule does; 1 → 2 brokers is accepted. The cluster id is generated once,

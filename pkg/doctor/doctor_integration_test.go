@@ -84,19 +84,24 @@ func (e *docEnv) diagnose() *doctor.Report {
 // appears, and returns it.
 func (e *docEnv) waitFinding(code, object string, timeout time.Duration) (doctor.Finding, *doctor.Report) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		r := e.diagnose()
+	var (
+		found doctor.Finding
+		r     *doctor.Report
+	)
+	// A diagnosis reads the whole platform: once a second is often enough.
+	if err := testcluster.EventuallyEvery(e.t.Context(), time.Second, timeout, func(context.Context) (bool, error) {
+		r = e.diagnose()
 		for _, f := range r.Findings() {
 			if f.Code == code && strings.HasPrefix(f.Object, object) {
-				return f, r
+				found = f
+				return true, nil
 			}
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("no %s finding about %s within %s; findings:\n%s", code, object, timeout, describe(r))
-		}
-		time.Sleep(time.Second)
+		return false, nil
+	}); err != nil {
+		e.t.Fatalf("no %s finding about %s: %v; findings:\n%s", code, object, err, describe(r))
 	}
+	return found, r
 }
 
 func describe(r *doctor.Report) string {

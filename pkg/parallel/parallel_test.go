@@ -64,7 +64,7 @@ func TestRunAllParallelLimit(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					return 0, errors.New("the limit was never reached")
 				}
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // not synchronisation: the call's work, done while the others wait
 				return i * 10, nil
 			})
 			if got := int(peak.Load()); got != tc.wantLimit {
@@ -84,7 +84,7 @@ func TestRunAllResultsInInputOrder(t *testing.T) {
 	items := []string{"a/slow", "b/fast", "c/failing", "d/fast"}
 	delay := map[string]time.Duration{"a/slow": 30 * time.Millisecond, "b/fast": 0, "c/failing": 10 * time.Millisecond, "d/fast": 0}
 	results := parallel.RunAll(t.Context(), items, 4, false, func(_ context.Context, item string) (string, error) {
-		time.Sleep(delay[item])
+		time.Sleep(delay[item]) // not synchronisation: the item's work, slow or fast, so calls finish out of order
 		if item == "c/failing" {
 			return "", fmt.Errorf("%s broke", item)
 		}
@@ -134,7 +134,7 @@ func TestRunAllFailFast(t *testing.T) {
 	results := parallel.RunAll(t.Context(), []int{0, 1, 2, 3, 4, 5}, 2, true, func(ctx context.Context, i int) (int, error) {
 		started.Store(i, true)
 		if i == 1 {
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // not synchronisation: the item works a while, then fails
 			return 0, errors.New("item 1 broke")
 		}
 		// Item 0 runs until cancelled, as an apply waiting for a plane would.

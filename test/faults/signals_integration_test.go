@@ -122,7 +122,7 @@ func rerunConverges(t *testing.T, c *testcluster.Cluster, ns, file string, args 
 	converges(t, c, ns, file, args...)
 }
 
-// killAtEveryEvent (issue 13, the systematic test) kills the run prepare sets up with
+// killAtEveryEvent, the systematic test, kills the run prepare sets up with
 // SIGKILL at each of its event boundaries in turn, the Nth event for every N, each on
 // a namespace of its own, and checks the same things after each: the immediate re-run
 // of the same command takes the dead run's lease over and converges, as check says
