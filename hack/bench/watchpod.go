@@ -81,11 +81,15 @@ func measureWatchPods(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp
 		if err != nil {
 			return fmt.Errorf("watch pod over %d tenants: %w", n, err)
 		}
-		slices.Sort(r.workingSet)
+		ws := slices.Sorted(slices.Values(r.workingSet))
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, secs(r.ready), secs(r.repair),
-			mib(r.workingSet[len(r.workingSet)/2]), mib(r.workingSet[len(r.workingSet)-1]), mibs(r.workingSet), r.request, r.limit)
+			mib(ws[len(ws)/2]), mib(ws[len(ws)-1]), mibs(r.workingSet), r.request, r.limit)
+		// Each row as soon as it is measured: a later fleet may fail or be stopped.
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	return nil
 }
 
 type watchPodRun struct {
@@ -104,21 +108,27 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 	for _, ns := range f.Namespaces {
 		addNamespace(ns)
 	}
+	watchNS := bench.NamespaceName("watchpod-op")
+	addNamespace(watchNS)
+	install := []string{"watch", "install", "-n", watchNS, "--namespaces", strings.Join(f.Namespaces, ","), "--replicas", "1"}
+	// The tenants go first, while the watch runs: it holds their uninstall finalizer.
+	// Then the watch, and last what watch install made outside its namespace.
 	defer func() {
+		ctx := context.WithoutCancel(ctx)
 		logf("delete the %d tenants", n)
-		if err := cl.DeleteNamespaces(context.WithoutCancel(ctx), f.Namespaces, 10*time.Minute); err != nil {
+		if err := cl.DeleteNamespaces(ctx, f.Namespaces, 10*time.Minute); err != nil {
 			logf("%v", err)
 		}
+		if err := cl.DeleteNamespace(ctx, watchNS, 3*time.Minute); err != nil {
+			logf("%v", err)
+		}
+		removeWatchInstall(ctx, bin, kubeconfig, install)
 	}()
 	logf("install %d tenants: kubectl-onto apply -f %s --parallel %d", n, f.Dir, parallel)
 	if _, err := bench.RunPlugin(ctx, bin, kubeconfig, "apply", "-f", f.Dir, "--parallel", fmt.Sprint(parallel)); err != nil {
 		return nil, err
 	}
 
-	watchNS := bench.NamespaceName("watchpod-op")
-	addNamespace(watchNS)
-	install := []string{"watch", "install", "-n", watchNS, "--namespaces", strings.Join(f.Namespaces, ","), "--replicas", "1"}
-	defer removeWatchInstall(context.WithoutCancel(ctx), bin, kubeconfig, install)
 	start := time.Now()
 	logf("kubectl-onto %s --apply (%d namespaces)", strings.Join(install[:4], " "), n)
 	if out, err := exec.CommandContext(ctx, bin, append(install, "--apply", "--kubeconfig", kubeconfig)...).CombinedOutput(); err != nil {
