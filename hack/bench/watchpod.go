@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/internal/bench"
 	"github.com/coomia-dip/kubectl-onto/internal/image"
 	"github.com/coomia-dip/kubectl-onto/internal/testcluster"
@@ -111,11 +112,17 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 	watchNS := bench.NamespaceName("watchpod-op")
 	addNamespace(watchNS)
 	install := []string{"watch", "install", "-n", watchNS, "--namespaces", strings.Join(f.Namespaces, ","), "--replicas", "1"}
-	// The tenants go first, while the watch runs: it holds their uninstall finalizer.
-	// Then the watch, and last what watch install made outside its namespace.
+	// The tenants' OntoPlatforms go first, while the watch runs and their namespaces
+	// (and its RoleBindings there) still exist: it holds their uninstall finalizer,
+	// and a namespace deleted with its platform loses the watch's RoleBinding before
+	// the platform, which then keeps the namespace Terminating. Then the namespaces,
+	// the watch, and what watch install made outside its namespace.
 	defer func() {
 		ctx := context.WithoutCancel(ctx)
-		logf("delete the %d tenants", n)
+		logf("delete the %d tenants' platforms, then their namespaces", n)
+		if err := deletePlatforms(ctx, dyn, f.Namespaces, 5*time.Minute); err != nil {
+			logf("%v", err)
+		}
 		if err := cl.DeleteNamespaces(ctx, f.Namespaces, 10*time.Minute); err != nil {
 			logf("%v", err)
 		}
@@ -201,6 +208,29 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 		return nil, fmt.Errorf("%d of %d working-set samples of pod %s/%s from metrics-server: %w", len(r.workingSet), watchPodSamples, watchNS, pod.Name, err)
 	}
 	return r, nil
+}
+
+// deletePlatforms deletes the OntoPlatforms of namespaces and waits until they are
+// gone (their finalizers done).
+func deletePlatforms(ctx context.Context, dyn dynamic.Interface, namespaces []string, timeout time.Duration) error {
+	platforms := dyn.Resource(v1alpha1.GroupVersion.WithResource("ontoplatforms"))
+	for _, ns := range namespaces {
+		if err := platforms.Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete the OntoPlatforms of %s: %w", ns, err)
+		}
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := platforms.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, p := range list.Items {
+			if slices.Contains(namespaces, p.GetNamespace()) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 // buildWatchImage builds kubectl-onto for this machine at watchPodVersion and the
