@@ -45,8 +45,9 @@ main() {
 
   log() { echo "test.sh: $*" >&2; }
   # The images the real nodes run (internal/testimages: the pause image, the sample
-  # service, redis and postgres from Debian's packages, a Kafka-protocol broker from
-  # franz-go's kfake), built once and cached in
+  # service, redis and postgres from Debian's packages, MinIO from its module (its
+  # cold build takes ~11 min on 2 cores), a Kafka-protocol broker from franz-go's
+  # kfake), built once and cached in
   # ~/.cache/onto-testimages, pushed to the cluster's registry: the path users take,
   # image → registry → kubelet → containerd. $1: which, comma-separated.
   push_test_images() {
@@ -154,7 +155,7 @@ main() {
       gotest -skip '^TestReal' || rc=$?
       t2=$SECONDS
       hack/testcluster/nodes.sh up
-      push_test_images pause,kafka,redis,postgres,sample-service
+      push_test_images pause,kafka,redis,postgres,minio,sample-service
       log "real nodes up and test images pushed in $((SECONDS - t2))s"
       gotest -run '^TestReal' || rc=$?
     elif [ "${ONTO_TESTCLUSTER_REAL_NODES:-}" = 0 ]; then

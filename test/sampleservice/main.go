@@ -49,6 +49,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if ok, err := runClient(ctx, os.Args[1:], os.Stdout); ok {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sample-service:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Getenv, os.Environ(), os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "sample-service:", err)
 		os.Exit(1)

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -348,5 +349,41 @@ func TestHandler(t *testing.T) {
 	get(t, slow.Handler(), "/work")
 	if len(*slept) != 1 || (*slept)[0] < 4*SlowBase {
 		t.Errorf("slow5x slept %v, want at least %s", *slept, 4*SlowBase)
+	}
+}
+
+func TestClientCommands(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/ok" {
+			http.Error(w, "no", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("fine\n"))
+	}))
+	defer srv.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	for _, tc := range []struct {
+		args    []string
+		client  bool
+		wantErr bool
+		want    string
+	}{
+		{args: []string{"get", srv.URL + "/ok"}, client: true, want: "fine\n"},
+		{args: []string{"get", srv.URL + "/bad"}, client: true, wantErr: true},
+		{args: []string{"dial", srv.Listener.Addr().String()}, client: true, want: "connected to " + srv.Listener.Addr().String()},
+		{args: []string{"dial", closedAddr}, client: true, wantErr: true},
+		{args: nil},
+		{args: []string{"serve", "x"}},
+	} {
+		var out strings.Builder
+		client, err := runClient(t.Context(), tc.args, &out)
+		if client != tc.client || (err != nil) != tc.wantErr || !strings.HasPrefix(out.String(), tc.want) {
+			t.Errorf("runClient(%q) = %t, %v, %q; want %t, error %t, %q", tc.args, client, err, out.String(), tc.client, tc.wantErr, tc.want)
+		}
 	}
 }
