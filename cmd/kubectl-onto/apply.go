@@ -286,7 +286,8 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		return o.runUpgrade(ctx, up.Upgrade)
 	}
 	progress := o.newProgress(o.format)
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
+	applier := apply.NewApplier(clients, o.Logger())
+	applier.Observer = progress.Handle
 	stopSpinner := progress.Start(ctx)
 	res, err := applier.Apply(ctx, d, opts)
 	stopSpinner()
@@ -330,7 +331,7 @@ func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, sh
 	u := &upgrade.Upgrade{
 		Clients: clients, Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Options: opts,
 		Target:  &upgrade.Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches},
-		Applier: &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()},
+		Applier: apply.NewApplier(clients, o.Logger()),
 	}
 	return &pendingUpgrade{Installed: installed, Resuming: upgradingTo == to, Upgrade: u}, nil
 }

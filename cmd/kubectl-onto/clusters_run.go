@@ -63,7 +63,7 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 				skipped++
 			} else {
 				if !crdApplied {
-					a := &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger()}
+					a := apply.NewApplier(cc.Clients, o.Logger())
 					if _, err := a.ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
 						return err
 					}
@@ -129,9 +129,11 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 		opts := upgrade.DefaultOptions()
 		opts.Apply = o.ApplyFlags.Options("upgrade")
 		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
+		applier := apply.NewApplier(cc.Clients, o.Logger())
+		applier.Observer = observer
 		return &upgrade.Upgrade{
 			Clients: cc.Clients, Catalog: catalog, ToVersion: o.To, Options: opts, Namespace: ns, Name: name,
-			Applier: &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess(), Observer: observer},
+			Applier: applier,
 		}
 	}
 	if dry, _ := o.Strategy(); dry != apply.DryRunNone {

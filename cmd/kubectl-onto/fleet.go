@@ -50,8 +50,7 @@ func (o *ApplyOptions) runMany(ctx context.Context, loaded []platform.Loaded) er
 	if err != nil {
 		return err
 	}
-	crdApplier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger()}
-	if _, err := crdApplier.ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
+	if _, err := apply.NewApplier(clients, o.Logger()).ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
 		return err
 	}
 	streams := o.fleetStreams(o.format)
@@ -104,7 +103,8 @@ func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients
 	}
 	opts := o.ApplyFlags.Options("apply")
 	opts.Release, opts.Shared = &lp.Release, shared
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
+	applier := apply.NewApplier(clients, o.Logger())
+	applier.Observer = progress.Handle
 	res, err := applier.Apply(ctx, d, opts)
 	if res != nil {
 		row.Changes, row.Status = res.Applied, fleetStatus(res.Status)

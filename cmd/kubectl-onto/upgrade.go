@@ -248,7 +248,7 @@ func (o *UpgradeOptions) newUpgrade(ctx context.Context) (*upgrade.Upgrade, erro
 	}
 	u := &upgrade.Upgrade{
 		Clients: clients, Catalog: catalog, ToVersion: o.To, ToRevision: o.ToRevision, Reverse: o.rollback, Options: opts,
-		Applier:   &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()},
+		Applier:   apply.NewApplier(clients, o.Logger()),
 		Namespace: o.namespace, Name: o.Name,
 	}
 	if o.Filename != "" {

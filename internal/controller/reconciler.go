@@ -423,21 +423,23 @@ func (r *Reconciler) lockTTL() time.Duration {
 // summed up, an Event.
 func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object string)) *apply.Applier {
 	ref := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}.String()
-	return &apply.Applier{Clients: r.Clients, Now: r.now, Log: r.log(), Process: apply.CurrentProcess(),
-		Observer: func(ev apply.Event) {
-			switch ev.Type {
-			case apply.EventObjectApplied, apply.EventObjectDeleted:
-				action := string(ev.Action)
-				if ev.Type == apply.EventObjectDeleted {
-					action = "delete"
-				}
-				if onApplied != nil {
-					onApplied(ev.Object)
-				}
-				r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
-				r.objectEvent(p, ev.Ref, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
+	a := apply.NewApplier(r.Clients, r.log())
+	a.Now = r.now
+	a.Observer = func(ev apply.Event) {
+		switch ev.Type {
+		case apply.EventObjectApplied, apply.EventObjectDeleted:
+			action := string(ev.Action)
+			if ev.Type == apply.EventObjectDeleted {
+				action = "delete"
 			}
-		}}
+			if onApplied != nil {
+				onApplied(ev.Object)
+			}
+			r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
+			r.objectEvent(p, ev.Ref, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
+		}
+	}
+	return a
 }
 
 // desired is what the platform renders. With its spec unchanged since the last
@@ -456,7 +458,7 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *
 					return d, kept.release, source, nil
 				}
 			}
-			snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
+			snap, err := apply.NewApplier(r.Clients, nil).LoadRevision(ctx, p.Namespace, p.Name, n)
 			if err == nil {
 				from := snap.Platform(p.Name, p.Namespace)
 				from.Labels, from.Annotations = p.Labels, p.Annotations

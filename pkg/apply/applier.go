@@ -166,6 +166,15 @@ type Applier struct {
 	Process Process
 }
 
+// NewApplier returns the Applier every writer of a platform uses, the CLI's commands
+// and the watch alike, so that they write the same way: field manager kubectl-onto,
+// the wall clock, this process recorded on the lock lease (CurrentProcess: a run on
+// the same host may take over the lock of one that died), log (nothing when nil).
+// Set Observer to hear the progress; a test may set Now.
+func NewApplier(clients *kube.Clients, log *slog.Logger) *Applier {
+	return &Applier{Clients: clients, Now: time.Now, Log: log, Process: CurrentProcess()}
+}
+
 // Result is what an apply did.
 type Result struct {
 	Plan *plan.Plan
