@@ -324,15 +324,9 @@ func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, sh
 	if installed == to && upgradingTo != to {
 		return nil, nil
 	}
-	opts := upgrade.DefaultOptions()
-	opts.Apply = o.ApplyFlags.Options("upgrade")
+	opts := o.UpgradeFlags.options(o.ApplyFlags)
 	opts.Force, opts.ForceFlag = o.ForceVersion, "--force-version"
-	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = o.CanarySoak, o.CanaryTimeout, o.Atomic
-	u := &upgrade.Upgrade{
-		Clients: clients, Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Options: opts,
-		Target:  &upgrade.Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches},
-		Applier: apply.NewApplier(clients, o.Logger()),
-	}
+	u := upgrade.ForLoaded(apply.NewApplier(clients, o.Logger()), lp, opts)
 	return &pendingUpgrade{Installed: installed, Resuming: upgradingTo == to, Upgrade: u}, nil
 }
 

@@ -126,15 +126,13 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 		return err
 	}
 	newUpgrade := func(cc *clusterClient, ns, name string, observer func(apply.Event)) *upgrade.Upgrade {
-		opts := upgrade.DefaultOptions()
-		opts.Apply = o.ApplyFlags.Options("upgrade")
-		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
+		opts := o.UpgradeFlags.options(o.ApplyFlags)
+		opts.Force = o.Force || o.ForceVersion
 		applier := apply.NewApplier(cc.Clients, o.Logger())
 		applier.Observer = observer
-		return &upgrade.Upgrade{
-			Clients: cc.Clients, Catalog: catalog, ToVersion: o.To, Options: opts, Namespace: ns, Name: name,
-			Applier: applier,
-		}
+		u := upgrade.New(applier, ns, name, opts)
+		u.Catalog, u.ToVersion = catalog, o.To
+		return u
 	}
 	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
 		// Every wave's preview: the steps on stderr, the plans and the table on stdout.

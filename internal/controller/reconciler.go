@@ -596,8 +596,8 @@ func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctr
 	if s := r.Upgrade; s != nil {
 		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = s.CanarySoak, s.CanaryTimeout, s.Atomic
 	}
-	u := &upgrade.Upgrade{Clients: r.Clients, Applier: r.applier(p, nil), Namespace: p.Namespace, Name: p.Name,
-		Catalog: r.Catalog, Options: opts, Target: &upgrade.Target{Spec: *p.Spec.DeepCopy(), Release: rel}}
+	u := upgrade.ForLoaded(r.applier(p, nil), platform.Loaded{Platform: p.DeepCopy(), Release: rel}, opts)
+	u.Catalog = r.Catalog
 	if p.Status.Upgrade == nil {
 		r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s, one component per pass", p.Status.Version, p.Spec.Version))
 	}
