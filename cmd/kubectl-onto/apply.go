@@ -271,7 +271,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 			return err
 		}
 		opts.Preconditions = true
-	} else if up, err := o.upgradeFor(ctx, clients, nil, lp); err != nil || up != nil {
+	} else if up, err := o.upgradeFor(ctx, clients, lp); err != nil || up != nil {
 		if err != nil {
 			return err
 		}
@@ -301,33 +301,21 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 	return nil
 }
 
-// pendingUpgrade is an apply that is an upgrade.
-type pendingUpgrade struct {
-	Installed string
-	// Resuming: an upgrade to the file's version is recorded, stopped or failed.
-	Resuming bool
-	Upgrade  *upgrade.Upgrade
-}
-
-// upgradeFor returns the upgrade an apply of lp is, when the platform is installed at
-// another version than the file's (or an upgrade to it is stopped), else nil.
-func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp platform.Loaded) (*pendingUpgrade, error) {
-	live, err := livePlatform(ctx, clients, shared, &lp)
-	if err != nil || live == nil || live.Status.Version == "" {
+// upgradeFor returns the upgrade an apply of lp is (upgrade.ForApply), else nil.
+func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, lp platform.Loaded) (*upgrade.Pending, error) {
+	live, err := plan.LivePlatform(ctx, clients, nil, lp.Platform.Namespace, lp.Platform.Name)
+	if err != nil {
 		return nil, err
 	}
-	installed, upgradingTo := live.Status.Version, ""
-	if live.Status.Upgrade != nil {
-		upgradingTo = live.Status.Upgrade.To
-	}
-	to := lp.Platform.Spec.Version
-	if installed == to && upgradingTo != to {
-		return nil, nil
-	}
+	return upgrade.ForApply(apply.NewApplier(clients, o.Logger()), live, lp, o.upgradeOptions()), nil
+}
+
+// upgradeOptions are the options of the upgrade an apply becomes: its --force-version
+// is upgrade's --force.
+func (o *ApplyOptions) upgradeOptions() upgrade.Options {
 	opts := o.UpgradeFlags.options(o.ApplyFlags)
 	opts.Force, opts.ForceFlag = o.ForceVersion, "--force-version"
-	u := upgrade.ForLoaded(apply.NewApplier(clients, o.Logger()), lp, opts)
-	return &pendingUpgrade{Installed: installed, Resuming: upgradingTo == to, Upgrade: u}, nil
+	return opts
 }
 
 // runUpgrade runs u with apply's progress and final line.

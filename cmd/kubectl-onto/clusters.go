@@ -18,13 +18,11 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/transport"
 
-	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/multicluster"
@@ -302,21 +300,6 @@ func clusterFleetError(ctx context.Context, view printers.ClusterFleetView) erro
 		return fmt.Errorf("%w: %w", err, ctx.Err())
 	}
 	return &ExitError{Code: exitFailure, Err: err}
-}
-
-// upToDate reports whether the cluster's platform already runs what lp asks, after a
-// run that Succeeded: the same spec, recorded at its generation, at the spec's
-// version, no upgrade in progress. Such a cluster is skipped: this is how running the
-// same fleet command again resumes after the waves that finished, from the state the
-// clusters keep themselves.
-func upToDate(live *v1alpha1.OntoPlatform, lp platform.Loaded) bool {
-	if live == nil || live.DeletionTimestamp != nil {
-		return false
-	}
-	st := live.Status
-	return st.Phase == v1alpha1.PhaseRunning && st.ObservedGeneration == live.Generation &&
-		st.Version == lp.Platform.Spec.Version && st.Upgrade == nil &&
-		equality.Semantic.DeepEqual(live.Spec, lp.Platform.Spec)
 }
 
 // doctorGate runs doctor's checks on one platform of a cluster: a wave passes only

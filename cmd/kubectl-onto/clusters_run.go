@@ -53,11 +53,11 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 		crdApplied, skipped := false, 0
 		for _, lp := range cf.platforms[m.Context] {
 			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			live, err := livePlatform(ctx, cc.Clients, nil, &lp)
+			live, err := plan.LivePlatform(ctx, cc.Clients, nil, lp.Platform.Namespace, lp.Platform.Name)
 			if err != nil {
 				return err
 			}
-			if upToDate(live, lp) {
+			if lp.UpToDate(live) {
 				fmt.Fprintf(s.notes(ref), "up to date: %s at generation %d, version %s; nothing to apply\n", live.Status.Phase, live.Generation, live.Status.Version)
 				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date", Status: fleetStatus(&live.Status)})
 				skipped++
@@ -69,7 +69,7 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 					}
 					crdApplied = true
 				}
-				p, err := o.applyOneOfMany(ctx, cc.Clients, nil, lp, s)
+				p, err := o.applyOneOfMany(ctx, cc.Clients, nil, live, lp, s)
 				p.Result = "succeeded"
 				if err != nil {
 					p.Result = "failed"
