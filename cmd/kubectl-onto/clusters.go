@@ -23,7 +23,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/transport"
 
-	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/multicluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
@@ -300,26 +299,4 @@ func clusterFleetError(ctx context.Context, view printers.ClusterFleetView) erro
 		return fmt.Errorf("%w: %w", err, ctx.Err())
 	}
 	return &ExitError{Code: exitFailure, Err: err}
-}
-
-// doctorGate runs doctor's checks on one platform of a cluster: a wave passes only
-// when doctor finds no error there. The error names the findings.
-func doctorGate(ctx context.Context, clients *kube.Clients, namespace, name string, notes io.Writer) error {
-	g := &doctor.Gatherer{Clients: clients, Settings: doctor.DefaultSettings()}
-	env, err := g.Gather(ctx, namespace, name)
-	if err != nil {
-		return fmt.Errorf("doctor %s/%s: %w", namespace, name, err)
-	}
-	report := doctor.Evaluate(env, doctor.Select(doctor.All(), false, nil, nil), false)
-	var errs []string
-	for _, f := range report.Findings() {
-		if f.Severity == doctor.SeverityError {
-			errs = append(errs, fmt.Sprintf("%s %s: %s", f.Code, f.Object, f.Evidence))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("doctor found %d error(s) on %s/%s (kubectl onto doctor %s -n %s): %s", len(errs), namespace, name, name, namespace, strings.Join(errs, "; "))
-	}
-	fmt.Fprintf(notes, "doctor: no error (%d warnings)\n", report.Counts()[doctor.SeverityWarning])
-	return nil
 }

@@ -50,49 +50,36 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 		return err
 	}
 	view, _ := o.runClusterFleet(ctx, cf, "apply", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
-		crdApplied, skipped := false, 0
-		for _, lp := range cf.platforms[m.Context] {
-			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			live, err := plan.LivePlatform(ctx, cc.Clients, nil, lp.Platform.Namespace, lp.Platform.Name)
-			if err != nil {
-				return err
-			}
-			if lp.UpToDate(live) {
-				fmt.Fprintf(s.notes(ref), "up to date: %s at generation %d, version %s; nothing to apply\n", live.Status.Phase, live.Generation, live.Status.Version)
-				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date", Status: fleetStatus(&live.Status)})
-				skipped++
-			} else {
-				if !crdApplied {
-					a := apply.NewApplier(cc.Clients, o.Logger())
-					if _, err := a.ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
-						return err
-					}
-					crdApplied = true
-				}
-				p, err := o.applyOneOfMany(ctx, cc.Clients, nil, live, lp, s)
-				p.Result = "succeeded"
-				if err != nil {
-					p.Result = "failed"
-				}
-				row.Platforms = append(row.Platforms, p)
-				row.Changes += p.Changes
-				if err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-			}
-			if err := doctorGate(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name, s.notes(ref)); err != nil {
-				return err
-			}
-		}
-		if skipped == len(cf.platforms[m.Context]) {
-			row.Result = "up-to-date"
-		}
-		return nil
+		run := o.clusterRun(cc, s)
+		run.CRD, run.Options, run.UpgradeOptions = crd, o.ApplyFlags.Options("apply"), o.upgradeOptions()
+		res, err := run.Apply(ctx, cf.platforms[m.Context])
+		fillClusterRow(row, res)
+		return err
 	})
 	if err := o.writeFleetRun(o.format, view); err != nil {
 		return err
 	}
 	return clusterFleetError(ctx, view)
+}
+
+// clusterRun is the run of a fleet command on one cluster, its progress and notes
+// printed as the command's.
+func (g *GlobalOptions) clusterRun(cc *clusterClient, s fleetStreams) *multicluster.ClusterRun {
+	return &multicluster.ClusterRun{Clients: cc.Clients, Log: g.Logger(),
+		Observer: func(ref string) func(apply.Event) { return s.progress(ref).Handle },
+		Note:     func(ref, line string) { fmt.Fprintln(s.notes(ref), line) },
+	}
+}
+
+// fillClusterRow adds what a cluster's run did to its row.
+func fillClusterRow(row *printers.ClusterRow, res *multicluster.ClusterResult) {
+	for _, p := range res.Platforms {
+		row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: p.Namespace, Name: p.Name, Result: p.Result, Changes: p.Changes, Status: fleetStatus(p.Status)})
+	}
+	row.Changes += res.Changes
+	if res.UpToDate {
+		row.Result = multicluster.UpToDate
+	}
 }
 
 // writeFleetRun prints the outcome of apply or upgrade --fleet: the table, or with
@@ -125,15 +112,8 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 	if _, err := catalog.Get(o.To); err != nil {
 		return err
 	}
-	newUpgrade := func(cc *clusterClient, ns, name string, observer func(apply.Event)) *upgrade.Upgrade {
-		opts := o.UpgradeFlags.options(o.ApplyFlags)
-		opts.Force = o.Force || o.ForceVersion
-		applier := apply.NewApplier(cc.Clients, o.Logger())
-		applier.Observer = observer
-		u := upgrade.New(applier, ns, name, opts)
-		u.Catalog, u.ToVersion = catalog, o.To
-		return u
-	}
+	upgradeOptions := o.UpgradeFlags.options(o.ApplyFlags)
+	upgradeOptions.Force = o.Force || o.ForceVersion
 	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
 		// Every wave's preview: the steps on stderr, the plans and the table on stdout.
 		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format,
@@ -146,7 +126,8 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 					fmt.Fprintf(notes, "up to date: runs %s; nothing to upgrade\n", installed)
 					return nil, nil
 				}
-				preview, err := newUpgrade(cc, lp.Platform.Namespace, lp.Platform.Name, nil).Preview(ctx)
+				run := &multicluster.ClusterRun{Clients: cc.Clients, Log: o.Logger(), UpgradeOptions: upgradeOptions}
+				preview, err := run.NewUpgrade("", lp.Platform.Namespace, lp.Platform.Name, catalog, o.To).Preview(ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -155,46 +136,11 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 			}})
 	}
 	view, _ := o.runClusterFleet(ctx, cf, "upgrade", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
-		skipped := 0
-		for _, lp := range cf.platforms[m.Context] {
-			ns, name := lp.Platform.Namespace, lp.Platform.Name
-			ref := ns + "/" + name
-			installed, upgradingTo, err := upgrade.InstalledVersion(ctx, cc.Clients, ns, name)
-			if err != nil {
-				return err
-			}
-			p := printers.FleetPlatform{Namespace: ns, Name: name}
-			switch {
-			case installed == "":
-				return fmt.Errorf("%s is not installed on this cluster: apply --fleet installs it", ref)
-			case installed == o.To && upgradingTo != o.To:
-				fmt.Fprintf(s.notes(ref), "up to date: runs %s; nothing to upgrade\n", installed)
-				p.Result = "up-to-date"
-				skipped++
-			default:
-				res, err := newUpgrade(cc, ns, name, s.progress(ref).Handle).Run(ctx)
-				p.Result = "succeeded"
-				if res != nil {
-					p.Changes, p.Status = len(res.Steps), fleetStatus(res.Status)
-				}
-				if err != nil {
-					p.Result = "failed"
-				}
-				row.Changes += p.Changes
-				if err != nil {
-					row.Platforms = append(row.Platforms, p)
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-			}
-			row.Platforms = append(row.Platforms, p)
-			if err := doctorGate(ctx, cc.Clients, ns, name, s.notes(ref)); err != nil {
-				return err
-			}
-		}
-		if skipped == len(cf.platforms[m.Context]) {
-			row.Result = "up-to-date"
-		}
-		return nil
+		run := o.clusterRun(cc, s)
+		run.UpgradeOptions = upgradeOptions
+		res, err := run.Upgrade(ctx, cf.platforms[m.Context], catalog, o.To)
+		fillClusterRow(row, res)
+		return err
 	})
 	if err := o.writeFleetRun(o.format, view); err != nil {
 		return err

@@ -94,14 +94,12 @@ func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients
 	// with the number of platforms.
 	run, err := upgrade.NewApplyRun(applier, live, lp, opts, o.upgradeOptions())
 	if run != nil {
-		writeNotes(notes, run.Notes)
+		for _, n := range run.Notes {
+			fmt.Fprintln(notes, n)
+		}
 	}
 	if err != nil {
 		return row, err
-	}
-	if up := run.Upgrade; up != nil {
-		fmt.Fprintf(notes, "spec.version changes %s → %s: upgrading component by component (as kubectl onto upgrade -f; canary soak %s)\n",
-			up.Installed, lp.Platform.Spec.Version, up.Upgrade.Options.CanarySoak)
 	}
 	res, err := run.Run(ctx)
 	row.Changes, row.Status = res.Changes, fleetStatus(res.Status)

@@ -8,6 +8,7 @@ package upgrade
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -53,9 +54,9 @@ type ApplyRun struct {
 	// Desired is what the apply writes: lp rendered over the installed platform
 	// (platform.Loaded.DesiredOver).
 	Desired *plan.Desired
-	// Notes are what the user should know before it runs: the memory limits the
-	// watch raised that the render keeps or the file takes back
-	// (platform.Loaded.KeepRemediations). None for an upgrade.
+	// Notes are the lines to show before it runs: that the apply is an upgrade, or
+	// the memory limits the watch raised that the render keeps or the file takes back
+	// (platform.Loaded.KeepRemediations).
 	Notes []string
 
 	applier *apply.Applier
@@ -69,12 +70,17 @@ type ApplyRun struct {
 // a run that holds the notes only.
 func NewApplyRun(a *apply.Applier, live *v1alpha1.OntoPlatform, lp platform.Loaded, opts apply.Options, upgrade Options) (*ApplyRun, error) {
 	if p := ForApply(a, live, lp, upgrade); p != nil {
-		return &ApplyRun{Upgrade: p}, nil
+		note := fmt.Sprintf("spec.version changes %s → %s: upgrading component by component (as kubectl onto upgrade -f; canary soak %s)",
+			p.Installed, lp.Platform.Spec.Version, p.Upgrade.Options.CanarySoak)
+		return &ApplyRun{Upgrade: p, Notes: []string{note}}, nil
 	}
 	opts.Release = &lp.Release
 	r := &ApplyRun{applier: a, options: opts}
-	var err error
-	r.Desired, r.Notes, err = lp.DesiredOver(live)
+	d, notes, err := lp.DesiredOver(live)
+	r.Desired = d
+	for _, n := range notes {
+		r.Notes = append(r.Notes, "note: "+n)
+	}
 	return r, err
 }
 
