@@ -270,7 +270,6 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		if opts.Saved, err = readPlan(o.PlanFile); err != nil {
 			return err
 		}
-		opts.Preconditions = true
 	} else if up, err := o.upgradeFor(ctx, clients, lp); err != nil || up != nil {
 		if err != nil {
 			return err

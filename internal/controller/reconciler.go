@@ -182,7 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	a := r.applier(&p, nil)
 	opts := apply.DefaultOptions()
-	opts.Reconcile, opts.LockHeld, opts.Action = true, true, "watch"
+	opts.Mode, opts.Action = apply.ModeReconcile, "watch"
 	opts.ForceConflicts = r.Drift != DriftReport
 	opts.Holder, opts.LockTTL = r.Holder, r.lockTTL()
 	opts.CrashLoopRestarts, opts.Generation = 0, p.Generation

@@ -59,7 +59,7 @@ type Target struct {
 // Options tune an upgrade.
 type Options struct {
 	// Apply are the options of every step (timeouts, lock, conflicts). Action,
-	// Release, Prune, SkipRevision and LockHeld are set per step.
+	// Release, Prune and Mode are set per step.
 	Apply apply.Options
 	// CanaryTimeout bounds the wait for a canary (or a StatefulSet's first updated
 	// pod) to become ready.
