@@ -83,47 +83,18 @@ func (g *GlobalOptions) loadClusterFleet(path string) (*clusterFleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	var base []platform.Loaded
-	seen := map[string]string{}
-	for _, p := range f.PlatformPaths {
-		loaded, err := g.loadPlatforms(FileFlags{Filename: p, Many: true})
-		if err != nil {
-			return nil, err
-		}
-		for _, lp := range loaded {
-			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			if other, ok := seen[lp.Platform.Namespace]; ok {
-				return nil, fmt.Errorf("%s: platforms %s and %s are both in namespace %s (one namespace holds one platform)", path, other, ref, lp.Platform.Namespace)
-			}
-			seen[lp.Platform.Namespace] = ref
-		}
-		base = append(base, loaded...)
-	}
 	v, err := g.Validator()
 	if err != nil {
 		return nil, err
 	}
-	cf := &clusterFleet{Fleet: f, raw: raw, platforms: map[string][]platform.Loaded{}}
-	for _, m := range f.Clusters() {
-		for _, lp := range base {
-			lp.Platform = lp.Platform.DeepCopy()
-			if len(m.Patches) > 0 {
-				// Stored with the cluster's platform, after the file's own, so every
-				// later run there (upgrade, rollback, the watch) renders them too.
-				lp.Platform.Spec.Patches = append(slices.Clone(lp.Platform.Spec.Patches), m.Patches...)
-				where := fmt.Sprintf("%s: cluster %s (%s.patches, added to the spec.patches of %s/%s)", f.Path, m.DisplayName(), m.Path, lp.Platform.Namespace, lp.Platform.Name)
-				if err := v.Validate(lp.Platform); err != nil {
-					return nil, fmt.Errorf("%s: %w", where, err)
-				}
-				// A patch that matches no object fails the render: find it now.
-				if _, err := lp.Render(); err != nil {
-					return nil, fmt.Errorf("%s: %w", where, err)
-				}
-			}
-			cf.platforms[m.Context] = append(cf.platforms[m.Context], lp)
-		}
+	load := func(path string) ([]platform.Loaded, error) {
+		return g.loadPlatforms(FileFlags{Filename: path, Many: true})
 	}
-	return cf, nil
+	platforms, err := f.LoadPlatforms(load, v)
+	if err != nil {
+		return nil, err
+	}
+	return &clusterFleet{Fleet: f, raw: raw, platforms: platforms}, nil
 }
 
 // clusterClient is the connection to one cluster of a fleet.
