@@ -11,9 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
@@ -23,7 +21,6 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/status"
-	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
 )
 
 // runFleetOfClusters is apply --fleet: each cluster's platforms applied as apply -f
@@ -43,7 +40,8 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 		return err
 	}
 	if dryRun == apply.DryRunServer {
-		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format, adopt: o.Adopt, preflight: o.ApplyFlags.Options("apply")})
+		preflight := o.ApplyFlags.Options("apply")
+		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format, adopt: o.Adopt, preflight: &preflight})
 	}
 	crd, err := plan.CRD()
 	if err != nil {
@@ -74,9 +72,11 @@ func (g *GlobalOptions) clusterRun(cc *clusterClient, s fleetStreams) *multiclus
 // fillClusterRow adds what a cluster's run did to its row.
 func fillClusterRow(row *printers.ClusterRow, res *multicluster.ClusterResult) {
 	for _, p := range res.Platforms {
-		row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: p.Namespace, Name: p.Name, Result: p.Result, Changes: p.Changes, Status: fleetStatus(p.Status)})
+		row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: p.Namespace, Name: p.Name, Result: p.Result, Changes: p.Changes,
+			Plan: p.Plan, Status: fleetStatus(p.Status)})
 	}
 	row.Changes += res.Changes
+	row.Conflicts += res.Conflicts
 	if res.UpToDate {
 		row.Result = multicluster.UpToDate
 	}
@@ -117,22 +117,11 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
 		// Every wave's preview: the steps on stderr, the plans and the table on stdout.
 		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format,
-			planOne: func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
-				installed, upgradingTo, err := upgrade.InstalledVersion(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name)
-				if err != nil {
-					return nil, err
+			planOne: func(run *multicluster.ClusterRun) multicluster.PlanFunc {
+				run.UpgradeOptions = upgradeOptions
+				return func(ctx context.Context, lp platform.Loaded) (*plan.Plan, error) {
+					return run.PreviewUpgrade(ctx, lp, catalog, o.To)
 				}
-				if installed == o.To && upgradingTo != o.To {
-					fmt.Fprintf(notes, "up to date: runs %s; nothing to upgrade\n", installed)
-					return nil, nil
-				}
-				run := &multicluster.ClusterRun{Clients: cc.Clients, Log: o.Logger(), UpgradeOptions: upgradeOptions}
-				preview, err := run.NewUpgrade("", lp.Platform.Namespace, lp.Platform.Name, catalog, o.To).Preview(ctx)
-				if err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(notes, "%s → %s, %d steps: %s\n", preview.From, preview.To, len(preview.Steps), strings.Join(preview.Steps, "; "))
-				return preview.Plan, nil
 			}})
 	}
 	view, _ := o.runClusterFleet(ctx, cf, "upgrade", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
@@ -156,57 +145,27 @@ type planClusterOptions struct {
 	detailedExitCode bool
 	// preflight, when set, runs apply's checks on each plan, so a dry run fails where
 	// apply would.
-	preflight apply.Options
-	// planOne plans one platform of a cluster, nil when it is up to date; nil plans as
-	// plan -f does.
-	planOne func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error)
+	preflight *apply.Options
+	// planOne is how a cluster's run plans each platform; nil plans as plan -f does
+	// (ClusterRun.PlanApply).
+	planOne func(run *multicluster.ClusterRun) multicluster.PlanFunc
 }
 
 // planClusters plans every cluster of the fleet, all waves (planning changes
 // nothing, so one cluster's failure does not hide the others' plans): each plan,
 // then the table CLUSTER WAVE CHANGES CONFLICTS.
 func (g *GlobalOptions) planClusters(ctx context.Context, cf *clusterFleet, o planClusterOptions) error {
-	keepObjects := o.format != printers.FormatText
-	planOne := o.planOne
-	if planOne == nil {
-		planOne = func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
-			d, err := liveDesired(ctx, cc.Clients, nil, &lp, notes)
-			if err != nil {
-				return nil, err
-			}
-			return (&plan.Planner{Clients: cc.Clients, Adopt: o.adopt}).Plan(ctx, d)
-		}
-	}
+	popts := multicluster.PlanOptions{Preflight: o.preflight, KeepObjects: o.format != printers.FormatText}
 	view, _ := g.runClusterFleet(ctx, cf, "plan", printers.FormatText, true, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
-		for _, lp := range cf.platforms[m.Context] {
-			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			p, err := planOne(ctx, cc, lp, s.notes(ref))
-			if err != nil {
-				return fmt.Errorf("%s: %w", ref, err)
-			}
-			if p == nil { // up to date: nothing to plan
-				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date"})
-				continue
-			}
-			if o.preflight.Action != "" {
-				opts := o.preflight
-				opts.Release = &lp.Release
-				if err := apply.Preflight(p, opts); err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-				if err := apply.CheckSecrets(p); err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-			}
-			if !keepObjects {
-				dropObjects(p)
-			}
-			changes := p.Summary.Create + p.Summary.Update + p.Summary.Delete + p.Summary.Replace
-			row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "succeeded", Plan: p, Changes: changes})
-			row.Changes += changes
-			row.Conflicts += p.Summary.Conflicts
+		run := g.clusterRun(cc, s)
+		run.Adopt = o.adopt
+		planOne := run.PlanApply
+		if o.planOne != nil {
+			planOne = o.planOne(run)
 		}
-		return nil
+		res, err := run.Plan(ctx, cf.platforms[m.Context], planOne, popts)
+		fillClusterRow(row, res)
+		return err
 	})
 	view.ShowUnchanged = o.showUnchanged
 	if err := printers.Write(g.Out, o.format, g.Terminal(g.Out), view); err != nil {

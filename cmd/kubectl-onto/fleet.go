@@ -130,7 +130,7 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 		if !keepObjects {
 			// The text shows no object, and a plan keeps every object it creates or
 			// updates: dropping them keeps what the run holds small per platform.
-			dropObjects(p)
+			p.DropObjects()
 		}
 		row.Plan, row.Changes = p, p.Summary.Create+p.Summary.Update+p.Summary.Delete+p.Summary.Replace
 		return row, nil
@@ -157,15 +157,6 @@ func sharedLists(clients *kube.Clients, loaded []platform.Loaded) *plan.SharedLi
 		ids[i] = inventory.ID(lp.Platform.Namespace, lp.Platform.Name)
 	}
 	return plan.NewSharedLists(clients, ids)
-}
-
-// dropObjects removes the desired objects from p's changes.
-func dropObjects(p *plan.Plan) {
-	for i := range p.Planes {
-		for j := range p.Planes[i].Changes {
-			p.Planes[i].Changes[j].Desired = nil
-		}
-	}
 }
 
 // runParallel runs fn for each platform, flags.Parallel at a time. A platform's error is

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -38,6 +39,8 @@ type PlatformResult struct {
 	Changes int
 	// Status is the platform's status at the end; nil when not known.
 	Status *v1alpha1.OntoPlatformStatus
+	// Plan is the platform's plan (Plan only).
+	Plan *plan.Plan
 }
 
 // ClusterResult is what a cluster's run did to its platforms.
@@ -46,6 +49,9 @@ type ClusterResult struct {
 	Platforms []PlatformResult
 	// Changes sums the platforms' changes.
 	Changes int
+	// Conflicts sums the fields the plans would take from another field manager
+	// (Plan only).
+	Conflicts int
 	// UpToDate: every platform was up to date; nothing was written.
 	UpToDate bool
 }
@@ -71,6 +77,8 @@ type ClusterRun struct {
 	// UpgradeOptions are the options of an upgrade: what Apply becomes when the file
 	// changes the installed version, and what Upgrade runs.
 	UpgradeOptions upgrade.Options
+	// Adopt plans as apply --adopt would write (PlanApply).
+	Adopt bool
 }
 
 // applier writes platform ref (namespace/name); "" for the CRD, whose write shows no
@@ -169,7 +177,7 @@ func (c *ClusterRun) Upgrade(ctx context.Context, platforms []platform.Loaded, c
 			p.Result = UpToDate
 			skipped++
 		default:
-			out, err := c.NewUpgrade(ref, ns, name, catalog, version).Run(ctx)
+			out, err := c.newUpgrade(ref, ns, name, catalog, version).Run(ctx)
 			p.Result = string(Succeeded)
 			if out != nil {
 				p.Changes, p.Status = len(out.Steps), out.Status
@@ -192,9 +200,9 @@ func (c *ClusterRun) Upgrade(ctx context.Context, platforms []platform.Loaded, c
 	return res, nil
 }
 
-// NewUpgrade is the upgrade Upgrade runs on platform namespace/name (ref), for its
-// preview too.
-func (c *ClusterRun) NewUpgrade(ref, namespace, name string, catalog *release.Catalog, version string) *upgrade.Upgrade {
+// newUpgrade is the upgrade of platform namespace/name (ref: its progress; "" for a
+// preview, which has none).
+func (c *ClusterRun) newUpgrade(ref, namespace, name string, catalog *release.Catalog, version string) *upgrade.Upgrade {
 	u := upgrade.New(c.applier(ref), namespace, name, c.UpgradeOptions)
 	u.Catalog, u.ToVersion = catalog, version
 	return u
@@ -208,4 +216,92 @@ func (c *ClusterRun) gate(ctx context.Context, lp platform.Loaded, ref string) e
 	}
 	c.note(ref, "doctor: no error (%d warnings)", warnings)
 	return nil
+}
+
+// PlanFunc plans one platform of a cluster; nil when it is up to date.
+type PlanFunc func(ctx context.Context, lp platform.Loaded) (*plan.Plan, error)
+
+// PlanOptions tune Plan.
+type PlanOptions struct {
+	// Preflight, when set, runs apply's checks on each plan with these options, so a
+	// dry run fails where apply would.
+	Preflight *apply.Options
+	// KeepObjects keeps the desired objects in the plans (for JSON and YAML); the text
+	// shows none, and dropping them keeps a large fleet's run small.
+	KeepObjects bool
+}
+
+// Plan plans each platform with planOne (PlanApply, or PreviewUpgrade), writing
+// nothing: a platform up to date has no plan.
+func (c *ClusterRun) Plan(ctx context.Context, platforms []platform.Loaded, planOne PlanFunc, opts PlanOptions) (*ClusterResult, error) {
+	res := &ClusterResult{}
+	for _, lp := range platforms {
+		ref := lp.Platform.Namespace + "/" + lp.Platform.Name
+		p, err := planOne(ctx, lp)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", ref, err)
+		}
+		if p == nil { // up to date: nothing to plan
+			res.Platforms = append(res.Platforms, PlatformResult{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: UpToDate})
+			continue
+		}
+		if opts.Preflight != nil {
+			o := *opts.Preflight
+			o.Release = &lp.Release
+			if err := apply.Preflight(p, o); err != nil {
+				return res, fmt.Errorf("%s: %w", ref, err)
+			}
+			if err := apply.CheckSecrets(p); err != nil {
+				return res, fmt.Errorf("%s: %w", ref, err)
+			}
+		}
+		if !opts.KeepObjects {
+			p.DropObjects()
+		}
+		changes := p.Summary.Create + p.Summary.Update + p.Summary.Delete + p.Summary.Replace
+		res.Platforms = append(res.Platforms, PlatformResult{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: string(Succeeded), Plan: p, Changes: changes})
+		res.Changes += changes
+		res.Conflicts += p.Summary.Conflicts
+	}
+	return res, nil
+}
+
+// PlanApply is what apply would do to lp, as plan -f plans it: lp rendered over the
+// installed platform (platform.Loaded.DesiredOver, whose notes go to Note), then a
+// server-side dry run.
+func (c *ClusterRun) PlanApply(ctx context.Context, lp platform.Loaded) (*plan.Plan, error) {
+	ref := lp.Platform.Namespace + "/" + lp.Platform.Name
+	live, err := plan.LivePlatform(ctx, c.Clients, nil, lp.Platform.Namespace, lp.Platform.Name)
+	if err != nil {
+		return nil, err
+	}
+	d, notes, err := lp.DesiredOver(live)
+	for _, n := range notes {
+		c.note(ref, "note: %s", n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return (&plan.Planner{Clients: c.Clients, Adopt: c.Adopt}).Plan(ctx, d)
+}
+
+// PreviewUpgrade is what Upgrade would do to lp's platform: its steps, said to Note,
+// and the plan of the target; nil when it is up to date.
+func (c *ClusterRun) PreviewUpgrade(ctx context.Context, lp platform.Loaded, catalog *release.Catalog, version string) (*plan.Plan, error) {
+	ns, name := lp.Platform.Namespace, lp.Platform.Name
+	ref := ns + "/" + name
+	installed, upgradingTo, err := upgrade.InstalledVersion(ctx, c.Clients, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	if installed == version && upgradingTo != version {
+		c.note(ref, "up to date: runs %s; nothing to upgrade", installed)
+		return nil, nil
+	}
+	preview, err := c.newUpgrade("", ns, name, catalog, version).Preview(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.note(ref, "%s → %s, %d steps: %s", preview.From, preview.To, len(preview.Steps), strings.Join(preview.Steps, "; "))
+	return preview.Plan, nil
 }
