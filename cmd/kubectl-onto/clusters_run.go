@@ -9,13 +9,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
-	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/multicluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
@@ -207,20 +204,9 @@ func (o *StatusOptions) statusClusters(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			obs := &status.Observer{Clients: cc.Clients, Now: time.Now}
-			for _, lp := range cf.platforms[m.Context] {
-				r, err := obs.Observe(ctx, lp.Platform.Namespace, lp.Platform.Name)
-				var notFound *inventory.NotFoundError
-				switch {
-				case errors.As(err, &notFound):
-					item.Missing = append(item.Missing, lp.Platform.Namespace+"/"+lp.Platform.Name)
-				case err != nil:
-					return err
-				default:
-					item.Platforms = append(item.Platforms, r)
-				}
-			}
-			return nil
+			reports, missing, err := (&multicluster.ClusterRun{Clients: cc.Clients}).Status(ctx, cf.platforms[m.Context])
+			item.Platforms, item.Missing = append(item.Platforms, reports...), missing
+			return err
 		}()
 		if err != nil {
 			item.Error = cf.explain(err, m).Error()

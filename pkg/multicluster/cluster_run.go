@@ -8,19 +8,23 @@ package multicluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
 	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
+	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
+	"github.com/coomia-dip/kubectl-onto/pkg/status"
 	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
 )
 
@@ -304,4 +308,24 @@ func (c *ClusterRun) PreviewUpgrade(ctx context.Context, lp platform.Loaded, cat
 	}
 	c.note(ref, "%s → %s, %d steps: %s", preview.From, preview.To, len(preview.Steps), strings.Join(preview.Steps, "; "))
 	return preview.Plan, nil
+}
+
+// Status reads each platform's status as status does (status.Observer); missing names
+// those not installed ("namespace/name"). On an error, what was read before it comes
+// with it.
+func (c *ClusterRun) Status(ctx context.Context, platforms []platform.Loaded) (reports []*status.Report, missing []string, err error) {
+	obs := &status.Observer{Clients: c.Clients, Now: time.Now}
+	for _, lp := range platforms {
+		r, err := obs.Observe(ctx, lp.Platform.Namespace, lp.Platform.Name)
+		var notFound *inventory.NotFoundError
+		switch {
+		case errors.As(err, &notFound):
+			missing = append(missing, lp.Platform.Namespace+"/"+lp.Platform.Name)
+		case err != nil:
+			return reports, missing, err
+		default:
+			reports = append(reports, r)
+		}
+	}
+	return reports, missing, nil
 }
