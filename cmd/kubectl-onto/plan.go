@@ -145,25 +145,20 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 
 // liveDesired renders lp, offline, with what the cluster keeps of the platform: the
 // memory limits the watch raised (status.remediations), which an unchanged file must
-// not take back (platform.Loaded.KeepRemediations, whose notes go to notes). The file was read and
-// validated before any request; a change the live platform cannot take (a Kafka
-// controller quorum, MinIO's layout, Redis's mode) is refused here, at its line,
-// before any dry-run or write.
+// not take back (platform.Loaded.KeepRemediations, whose notes go to notes). The file
+// was read and validated before any request; a change the live platform cannot take
+// (a Kafka controller quorum, MinIO's layout, Redis's mode) is refused here, at its
+// line, before any dry-run or write.
 func liveDesired(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp *platform.Loaded, notes io.Writer) (*plan.Desired, error) {
 	live, err := plan.LivePlatform(ctx, clients, shared, lp.Platform.Namespace, lp.Platform.Name)
 	if err != nil {
 		return nil, err
 	}
 	d, kept, err := lp.DesiredOver(live)
-	writeNotes(notes, kept)
-	return d, err
-}
-
-// writeNotes prints each note on its line.
-func writeNotes(w io.Writer, notes []string) {
-	for _, n := range notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+	for _, n := range kept {
+		fmt.Fprintf(notes, "note: %s\n", n)
 	}
+	return d, err
 }
 
 // Clients connects to the cluster kubectl's flags point at. The clients are built once

@@ -60,11 +60,13 @@ type ClusterResult struct {
 	UpToDate bool
 }
 
-// ClusterRun is the work of apply --fleet or upgrade --fleet on one cluster: each of
-// its platforms in turn, each checked by doctor (doctor.Gate) before the next, since a
-// cluster passes only when doctor finds no error there. A platform that already runs
-// what the fleet asks is up to date and only checked: running the same fleet command
-// again resumes after the waves that finished, from the state the clusters keep.
+// ClusterRun is the work of a fleet command on one cluster, its platforms in turn:
+// Apply and Upgrade (apply and upgrade --fleet), Plan (plan --fleet and their dry
+// runs), Status (status --fleet). Apply and Upgrade check each platform with doctor
+// (doctor.Gate) before the next, since a cluster passes only when doctor finds no
+// error there; a platform that already runs what the fleet asks is up to date and
+// only checked, so running the same fleet command again resumes after the waves that
+// finished, from the state the clusters keep.
 type ClusterRun struct {
 	Clients *kube.Clients
 	Log     *slog.Logger
