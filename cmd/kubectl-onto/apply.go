@@ -270,8 +270,7 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		if opts.Saved, err = readPlan(o.PlanFile); err != nil {
 			return err
 		}
-		opts.Preconditions = true
-	} else if up, err := o.upgradeFor(ctx, clients, nil, lp); err != nil || up != nil {
+	} else if up, err := o.upgradeFor(ctx, clients, lp); err != nil || up != nil {
 		if err != nil {
 			return err
 		}
@@ -286,7 +285,8 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 		return o.runUpgrade(ctx, up.Upgrade)
 	}
 	progress := o.newProgress(o.format)
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
+	applier := apply.NewApplier(clients, o.Logger())
+	applier.Observer = progress.Handle
 	stopSpinner := progress.Start(ctx)
 	res, err := applier.Apply(ctx, d, opts)
 	stopSpinner()
@@ -300,39 +300,21 @@ func (o *ApplyOptions) run(ctx context.Context) error {
 	return nil
 }
 
-// pendingUpgrade is an apply that is an upgrade.
-type pendingUpgrade struct {
-	Installed string
-	// Resuming: an upgrade to the file's version is recorded, stopped or failed.
-	Resuming bool
-	Upgrade  *upgrade.Upgrade
-}
-
-// upgradeFor returns the upgrade an apply of lp is, when the platform is installed at
-// another version than the file's (or an upgrade to it is stopped), else nil.
-func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp platform.Loaded) (*pendingUpgrade, error) {
-	live, err := livePlatform(ctx, clients, shared, &lp)
-	if err != nil || live == nil || live.Status.Version == "" {
+// upgradeFor returns the upgrade an apply of lp is (upgrade.ForApply), else nil.
+func (o *ApplyOptions) upgradeFor(ctx context.Context, clients *kube.Clients, lp platform.Loaded) (*upgrade.Pending, error) {
+	live, err := plan.LivePlatform(ctx, clients, nil, lp.Platform.Namespace, lp.Platform.Name)
+	if err != nil {
 		return nil, err
 	}
-	installed, upgradingTo := live.Status.Version, ""
-	if live.Status.Upgrade != nil {
-		upgradingTo = live.Status.Upgrade.To
-	}
-	to := lp.Platform.Spec.Version
-	if installed == to && upgradingTo != to {
-		return nil, nil
-	}
-	opts := upgrade.DefaultOptions()
-	opts.Apply = o.ApplyFlags.Options("upgrade")
+	return upgrade.ForApply(apply.NewApplier(clients, o.Logger()), live, lp, o.upgradeOptions()), nil
+}
+
+// upgradeOptions are the options of the upgrade an apply becomes: its --force-version
+// is upgrade's --force.
+func (o *ApplyOptions) upgradeOptions() upgrade.Options {
+	opts := o.UpgradeFlags.options(o.ApplyFlags)
 	opts.Force, opts.ForceFlag = o.ForceVersion, "--force-version"
-	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = o.CanarySoak, o.CanaryTimeout, o.Atomic
-	u := &upgrade.Upgrade{
-		Clients: clients, Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Options: opts,
-		Target:  &upgrade.Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches},
-		Applier: &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()},
-	}
-	return &pendingUpgrade{Installed: installed, Resuming: upgradingTo == to, Upgrade: u}, nil
+	return opts
 }
 
 // runUpgrade runs u with apply's progress and final line.

@@ -18,14 +18,11 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/transport"
 
-	"github.com/coomia-dip/kubectl-onto/api/v1alpha1"
-	"github.com/coomia-dip/kubectl-onto/pkg/doctor"
 	"github.com/coomia-dip/kubectl-onto/pkg/kube"
 	"github.com/coomia-dip/kubectl-onto/pkg/multicluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
@@ -86,47 +83,18 @@ func (g *GlobalOptions) loadClusterFleet(path string) (*clusterFleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	var base []platform.Loaded
-	seen := map[string]string{}
-	for _, p := range f.PlatformPaths {
-		loaded, err := g.loadPlatforms(FileFlags{Filename: p, Many: true})
-		if err != nil {
-			return nil, err
-		}
-		for _, lp := range loaded {
-			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			if other, ok := seen[lp.Platform.Namespace]; ok {
-				return nil, fmt.Errorf("%s: platforms %s and %s are both in namespace %s (one namespace holds one platform)", path, other, ref, lp.Platform.Namespace)
-			}
-			seen[lp.Platform.Namespace] = ref
-		}
-		base = append(base, loaded...)
-	}
 	v, err := g.Validator()
 	if err != nil {
 		return nil, err
 	}
-	cf := &clusterFleet{Fleet: f, raw: raw, platforms: map[string][]platform.Loaded{}}
-	for _, m := range f.Clusters() {
-		for _, lp := range base {
-			lp.Platform = lp.Platform.DeepCopy()
-			if len(m.Patches) > 0 {
-				// Stored with the cluster's platform, after the file's own, so every
-				// later run there (upgrade, rollback, the watch) renders them too.
-				lp.Platform.Spec.Patches = append(slices.Clone(lp.Platform.Spec.Patches), m.Patches...)
-				where := fmt.Sprintf("%s: cluster %s (%s.patches, added to the spec.patches of %s/%s)", f.Path, m.DisplayName(), m.Path, lp.Platform.Namespace, lp.Platform.Name)
-				if err := v.Validate(lp.Platform); err != nil {
-					return nil, fmt.Errorf("%s: %w", where, err)
-				}
-				// A patch that matches no object fails the render: find it now.
-				if _, err := lp.Render(); err != nil {
-					return nil, fmt.Errorf("%s: %w", where, err)
-				}
-			}
-			cf.platforms[m.Context] = append(cf.platforms[m.Context], lp)
-		}
+	load := func(path string) ([]platform.Loaded, error) {
+		return g.loadPlatforms(FileFlags{Filename: path, Many: true})
 	}
-	return cf, nil
+	platforms, err := f.LoadPlatforms(load, v)
+	if err != nil {
+		return nil, err
+	}
+	return &clusterFleet{Fleet: f, raw: raw, platforms: platforms}, nil
 }
 
 // clusterClient is the connection to one cluster of a fleet.
@@ -302,41 +270,4 @@ func clusterFleetError(ctx context.Context, view printers.ClusterFleetView) erro
 		return fmt.Errorf("%w: %w", err, ctx.Err())
 	}
 	return &ExitError{Code: exitFailure, Err: err}
-}
-
-// upToDate reports whether the cluster's platform already runs what lp asks, after a
-// run that Succeeded: the same spec, recorded at its generation, at the spec's
-// version, no upgrade in progress. Such a cluster is skipped: this is how running the
-// same fleet command again resumes after the waves that finished, from the state the
-// clusters keep themselves.
-func upToDate(live *v1alpha1.OntoPlatform, lp platform.Loaded) bool {
-	if live == nil || live.DeletionTimestamp != nil {
-		return false
-	}
-	st := live.Status
-	return st.Phase == v1alpha1.PhaseRunning && st.ObservedGeneration == live.Generation &&
-		st.Version == lp.Platform.Spec.Version && st.Upgrade == nil &&
-		equality.Semantic.DeepEqual(live.Spec, lp.Platform.Spec)
-}
-
-// doctorGate runs doctor's checks on one platform of a cluster: a wave passes only
-// when doctor finds no error there. The error names the findings.
-func doctorGate(ctx context.Context, clients *kube.Clients, namespace, name string, notes io.Writer) error {
-	g := &doctor.Gatherer{Clients: clients, Settings: doctor.DefaultSettings()}
-	env, err := g.Gather(ctx, namespace, name)
-	if err != nil {
-		return fmt.Errorf("doctor %s/%s: %w", namespace, name, err)
-	}
-	report := doctor.Evaluate(env, doctor.Select(doctor.All(), false, nil, nil), false)
-	var errs []string
-	for _, f := range report.Findings() {
-		if f.Severity == doctor.SeverityError {
-			errs = append(errs, fmt.Sprintf("%s %s: %s", f.Code, f.Object, f.Evidence))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("doctor found %d error(s) on %s/%s (kubectl onto doctor %s -n %s): %s", len(errs), namespace, name, name, namespace, strings.Join(errs, "; "))
-	}
-	fmt.Fprintf(notes, "doctor: no error (%d warnings)\n", report.Counts()[doctor.SeverityWarning])
-	return nil
 }

@@ -9,21 +9,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/coomia-dip/kubectl-onto/pkg/apply"
-	"github.com/coomia-dip/kubectl-onto/pkg/inventory"
 	"github.com/coomia-dip/kubectl-onto/pkg/multicluster"
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
 	"github.com/coomia-dip/kubectl-onto/pkg/status"
-	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
 )
 
 // runFleetOfClusters is apply --fleet: each cluster's platforms applied as apply -f
@@ -43,56 +37,46 @@ func (o *ApplyOptions) runFleetOfClusters(ctx context.Context) error {
 		return err
 	}
 	if dryRun == apply.DryRunServer {
-		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format, adopt: o.Adopt, preflight: o.ApplyFlags.Options("apply")})
+		preflight := o.ApplyFlags.Options("apply")
+		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format, adopt: o.Adopt, preflight: &preflight})
 	}
 	crd, err := plan.CRD()
 	if err != nil {
 		return err
 	}
 	view, _ := o.runClusterFleet(ctx, cf, "apply", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
-		crdApplied, skipped := false, 0
-		for _, lp := range cf.platforms[m.Context] {
-			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			live, err := livePlatform(ctx, cc.Clients, nil, &lp)
-			if err != nil {
-				return err
-			}
-			if upToDate(live, lp) {
-				fmt.Fprintf(s.notes(ref), "up to date: %s at generation %d, version %s; nothing to apply\n", live.Status.Phase, live.Generation, live.Status.Version)
-				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date", Status: fleetStatus(&live.Status)})
-				skipped++
-			} else {
-				if !crdApplied {
-					a := &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger()}
-					if _, err := a.ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
-						return err
-					}
-					crdApplied = true
-				}
-				p, err := o.applyOneOfMany(ctx, cc.Clients, nil, lp, s)
-				p.Result = "succeeded"
-				if err != nil {
-					p.Result = "failed"
-				}
-				row.Platforms = append(row.Platforms, p)
-				row.Changes += p.Changes
-				if err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-			}
-			if err := doctorGate(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name, s.notes(ref)); err != nil {
-				return err
-			}
-		}
-		if skipped == len(cf.platforms[m.Context]) {
-			row.Result = "up-to-date"
-		}
-		return nil
+		run := o.clusterRun(cc, s)
+		run.CRD, run.Options, run.UpgradeOptions = crd, o.ApplyFlags.Options("apply"), o.upgradeOptions()
+		res, err := run.Apply(ctx, cf.platforms[m.Context])
+		fillClusterRow(row, res)
+		return err
 	})
 	if err := o.writeFleetRun(o.format, view); err != nil {
 		return err
 	}
 	return clusterFleetError(ctx, view)
+}
+
+// clusterRun is the run of a fleet command on one cluster, its progress and notes
+// printed as the command's.
+func (g *GlobalOptions) clusterRun(cc *clusterClient, s fleetStreams) *multicluster.ClusterRun {
+	return &multicluster.ClusterRun{Clients: cc.Clients, Log: g.Logger(),
+		Observer: func(ref string) func(apply.Event) { return s.progress(ref).Handle },
+		Note:     func(ref, line string) { fmt.Fprintln(s.notes(ref), line) },
+	}
+}
+
+// fillClusterRow adds what a cluster's run did to its row.
+func fillClusterRow(row *printers.ClusterRow, res *multicluster.ClusterResult) {
+	for _, p := range res.Platforms {
+		row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: p.Namespace, Name: p.Name, Result: p.Result, Changes: p.Changes,
+			Plan: p.Plan, Status: fleetStatus(p.Status)})
+	}
+	row.Changes += res.Changes
+	row.Conflicts += res.Conflicts
+	if res.UpToDate {
+		row.Result = multicluster.UpToDate
+	}
 }
 
 // writeFleetRun prints the outcome of apply or upgrade --fleet: the table, or with
@@ -125,76 +109,24 @@ func (o *UpgradeOptions) runFleetOfClusters(ctx context.Context) error {
 	if _, err := catalog.Get(o.To); err != nil {
 		return err
 	}
-	newUpgrade := func(cc *clusterClient, ns, name string, observer func(apply.Event)) *upgrade.Upgrade {
-		opts := upgrade.DefaultOptions()
-		opts.Apply = o.ApplyFlags.Options("upgrade")
-		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
-		return &upgrade.Upgrade{
-			Clients: cc.Clients, Catalog: catalog, ToVersion: o.To, Options: opts, Namespace: ns, Name: name,
-			Applier: &apply.Applier{Clients: cc.Clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess(), Observer: observer},
-		}
-	}
+	upgradeOptions := o.UpgradeFlags.options(o.ApplyFlags)
+	upgradeOptions.Force = o.Force || o.ForceVersion
 	if dry, _ := o.Strategy(); dry != apply.DryRunNone {
 		// Every wave's preview: the steps on stderr, the plans and the table on stdout.
 		return o.GlobalOptions.planClusters(ctx, cf, planClusterOptions{format: o.format,
-			planOne: func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
-				installed, upgradingTo, err := upgrade.InstalledVersion(ctx, cc.Clients, lp.Platform.Namespace, lp.Platform.Name)
-				if err != nil {
-					return nil, err
+			planOne: func(run *multicluster.ClusterRun) multicluster.PlanFunc {
+				run.UpgradeOptions = upgradeOptions
+				return func(ctx context.Context, lp platform.Loaded) (*plan.Plan, error) {
+					return run.PreviewUpgrade(ctx, lp, catalog, o.To)
 				}
-				if installed == o.To && upgradingTo != o.To {
-					fmt.Fprintf(notes, "up to date: runs %s; nothing to upgrade\n", installed)
-					return nil, nil
-				}
-				preview, err := newUpgrade(cc, lp.Platform.Namespace, lp.Platform.Name, nil).Preview(ctx)
-				if err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(notes, "%s → %s, %d steps: %s\n", preview.From, preview.To, len(preview.Steps), strings.Join(preview.Steps, "; "))
-				return preview.Plan, nil
 			}})
 	}
 	view, _ := o.runClusterFleet(ctx, cf, "upgrade", o.format, false, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
-		skipped := 0
-		for _, lp := range cf.platforms[m.Context] {
-			ns, name := lp.Platform.Namespace, lp.Platform.Name
-			ref := ns + "/" + name
-			installed, upgradingTo, err := upgrade.InstalledVersion(ctx, cc.Clients, ns, name)
-			if err != nil {
-				return err
-			}
-			p := printers.FleetPlatform{Namespace: ns, Name: name}
-			switch {
-			case installed == "":
-				return fmt.Errorf("%s is not installed on this cluster: apply --fleet installs it", ref)
-			case installed == o.To && upgradingTo != o.To:
-				fmt.Fprintf(s.notes(ref), "up to date: runs %s; nothing to upgrade\n", installed)
-				p.Result = "up-to-date"
-				skipped++
-			default:
-				res, err := newUpgrade(cc, ns, name, s.progress(ref).Handle).Run(ctx)
-				p.Result = "succeeded"
-				if res != nil {
-					p.Changes, p.Status = len(res.Steps), fleetStatus(res.Status)
-				}
-				if err != nil {
-					p.Result = "failed"
-				}
-				row.Changes += p.Changes
-				if err != nil {
-					row.Platforms = append(row.Platforms, p)
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-			}
-			row.Platforms = append(row.Platforms, p)
-			if err := doctorGate(ctx, cc.Clients, ns, name, s.notes(ref)); err != nil {
-				return err
-			}
-		}
-		if skipped == len(cf.platforms[m.Context]) {
-			row.Result = "up-to-date"
-		}
-		return nil
+		run := o.clusterRun(cc, s)
+		run.UpgradeOptions = upgradeOptions
+		res, err := run.Upgrade(ctx, cf.platforms[m.Context], catalog, o.To)
+		fillClusterRow(row, res)
+		return err
 	})
 	if err := o.writeFleetRun(o.format, view); err != nil {
 		return err
@@ -210,57 +142,27 @@ type planClusterOptions struct {
 	detailedExitCode bool
 	// preflight, when set, runs apply's checks on each plan, so a dry run fails where
 	// apply would.
-	preflight apply.Options
-	// planOne plans one platform of a cluster, nil when it is up to date; nil plans as
-	// plan -f does.
-	planOne func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error)
+	preflight *apply.Options
+	// planOne is how a cluster's run plans each platform; nil plans as plan -f does
+	// (ClusterRun.PlanApply).
+	planOne func(run *multicluster.ClusterRun) multicluster.PlanFunc
 }
 
 // planClusters plans every cluster of the fleet, all waves (planning changes
 // nothing, so one cluster's failure does not hide the others' plans): each plan,
 // then the table CLUSTER WAVE CHANGES CONFLICTS.
 func (g *GlobalOptions) planClusters(ctx context.Context, cf *clusterFleet, o planClusterOptions) error {
-	keepObjects := o.format != printers.FormatText
-	planOne := o.planOne
-	if planOne == nil {
-		planOne = func(ctx context.Context, cc *clusterClient, lp platform.Loaded, notes io.Writer) (*plan.Plan, error) {
-			d, err := liveDesired(ctx, cc.Clients, nil, &lp, notes)
-			if err != nil {
-				return nil, err
-			}
-			return (&plan.Planner{Clients: cc.Clients, Adopt: o.adopt}).Plan(ctx, d)
-		}
-	}
+	popts := multicluster.PlanOptions{Preflight: o.preflight, KeepObjects: o.format != printers.FormatText}
 	view, _ := g.runClusterFleet(ctx, cf, "plan", printers.FormatText, true, func(ctx context.Context, m multicluster.Member, cc *clusterClient, s fleetStreams, row *printers.ClusterRow) error {
-		for _, lp := range cf.platforms[m.Context] {
-			ref := lp.Platform.Namespace + "/" + lp.Platform.Name
-			p, err := planOne(ctx, cc, lp, s.notes(ref))
-			if err != nil {
-				return fmt.Errorf("%s: %w", ref, err)
-			}
-			if p == nil { // up to date: nothing to plan
-				row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "up-to-date"})
-				continue
-			}
-			if o.preflight.Action != "" {
-				opts := o.preflight
-				opts.Release = &lp.Release
-				if err := apply.Preflight(p, opts); err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-				if err := apply.CheckSecrets(p); err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-			}
-			if !keepObjects {
-				dropObjects(p)
-			}
-			changes := p.Summary.Create + p.Summary.Update + p.Summary.Delete + p.Summary.Replace
-			row.Platforms = append(row.Platforms, printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name, Result: "succeeded", Plan: p, Changes: changes})
-			row.Changes += changes
-			row.Conflicts += p.Summary.Conflicts
+		run := g.clusterRun(cc, s)
+		run.Adopt = o.adopt
+		planOne := run.PlanApply
+		if o.planOne != nil {
+			planOne = o.planOne(run)
 		}
-		return nil
+		res, err := run.Plan(ctx, cf.platforms[m.Context], planOne, popts)
+		fillClusterRow(row, res)
+		return err
 	})
 	view.ShowUnchanged = o.showUnchanged
 	if err := printers.Write(g.Out, o.format, g.Terminal(g.Out), view); err != nil {
@@ -302,20 +204,9 @@ func (o *StatusOptions) statusClusters(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			obs := &status.Observer{Clients: cc.Clients, Now: time.Now}
-			for _, lp := range cf.platforms[m.Context] {
-				r, err := obs.Observe(ctx, lp.Platform.Namespace, lp.Platform.Name)
-				var notFound *inventory.NotFoundError
-				switch {
-				case errors.As(err, &notFound):
-					item.Missing = append(item.Missing, lp.Platform.Namespace+"/"+lp.Platform.Name)
-				case err != nil:
-					return err
-				default:
-					item.Platforms = append(item.Platforms, r)
-				}
-			}
-			return nil
+			reports, missing, err := (&multicluster.ClusterRun{Clients: cc.Clients}).Status(ctx, cf.platforms[m.Context])
+			item.Platforms, item.Missing = append(item.Platforms, reports...), missing
+			return err
 		}()
 		if err != nil {
 			item.Error = cf.explain(err, m).Error()

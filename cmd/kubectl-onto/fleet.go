@@ -25,6 +25,7 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/plan"
 	"github.com/coomia-dip/kubectl-onto/pkg/platform"
 	"github.com/coomia-dip/kubectl-onto/pkg/printers"
+	"github.com/coomia-dip/kubectl-onto/pkg/upgrade"
 )
 
 // runMany applies several platforms, --parallel at a time. The clients (and so
@@ -50,14 +51,17 @@ func (o *ApplyOptions) runMany(ctx context.Context, loaded []platform.Loaded) er
 	if err != nil {
 		return err
 	}
-	crdApplier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger()}
-	if _, err := crdApplier.ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
+	if _, err := apply.NewApplier(clients, o.Logger()).ApplyCRD(ctx, crd, o.ApplyFlags.Options("apply")); err != nil {
 		return err
 	}
 	streams := o.fleetStreams(o.format)
 	shared := sharedLists(clients, loaded)
 	results := runParallel(ctx, loaded, o.ParallelFlags, streams, func(ctx context.Context, lp platform.Loaded) (printers.FleetPlatform, error) {
-		return o.applyOneOfMany(ctx, clients, shared, lp, streams)
+		live, err := plan.LivePlatform(ctx, clients, shared, lp.Platform.Namespace, lp.Platform.Name)
+		if err != nil {
+			return printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}, err
+		}
+		return o.applyOneOfMany(ctx, clients, shared, live, lp, streams)
 	})
 	view := fleetView(loaded, results)
 	if o.format == printers.FormatJSON {
@@ -75,40 +79,30 @@ func (o *ApplyOptions) runMany(ctx context.Context, loaded []platform.Loaded) er
 	return fleetError(ctx, loaded, results)
 }
 
-// applyOneOfMany is apply of one platform of several: an upgrade when the file changes
-// its installed version, as for one platform.
-func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp platform.Loaded, streams fleetStreams) (printers.FleetPlatform, error) {
+// applyOneOfMany is apply of one platform of several, over live, the installed
+// platform: an upgrade when the file changes its installed version, as for one
+// platform.
+func (o *ApplyOptions) applyOneOfMany(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, live *v1alpha1.OntoPlatform, lp platform.Loaded, streams fleetStreams) (printers.FleetPlatform, error) {
 	ref := lp.Platform.Namespace + "/" + lp.Platform.Name
 	row := printers.FleetPlatform{Namespace: lp.Platform.Namespace, Name: lp.Platform.Name}
-	progress := streams.progress(ref)
 	notes := streams.notes(ref)
-	up, err := o.upgradeFor(ctx, clients, shared, lp)
-	if err != nil {
-		return row, err
-	}
-	if up != nil {
-		fmt.Fprintf(notes, "spec.version changes %s → %s: upgrading component by component (as kubectl onto upgrade -f; canary soak %s)\n",
-			up.Installed, lp.Platform.Spec.Version, up.Upgrade.Options.CanarySoak)
-		up.Upgrade.Applier.Observer = progress.Handle
-		res, err := up.Upgrade.Run(ctx)
-		if res != nil {
-			row.Changes, row.Status = len(res.Steps), fleetStatus(res.Status)
-		}
-		return row, err
-	}
+	applier := apply.NewApplier(clients, o.Logger())
+	applier.Observer = streams.progress(ref).Handle
+	opts := o.ApplyFlags.Options("apply")
+	opts.Shared = shared
 	// Rendered now, not with the others up front: memory grows with --parallel, not
 	// with the number of platforms.
-	d, err := liveDesired(ctx, clients, shared, &lp, notes)
+	run, err := upgrade.NewApplyRun(applier, live, lp, opts, o.upgradeOptions())
+	if run != nil {
+		for _, n := range run.Notes {
+			fmt.Fprintln(notes, n)
+		}
+	}
 	if err != nil {
 		return row, err
 	}
-	opts := o.ApplyFlags.Options("apply")
-	opts.Release, opts.Shared = &lp.Release, shared
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
-	res, err := applier.Apply(ctx, d, opts)
-	if res != nil {
-		row.Changes, row.Status = res.Applied, fleetStatus(res.Status)
-	}
+	res, err := run.Run(ctx)
+	row.Changes, row.Status = res.Changes, fleetStatus(res.Status)
 	return row, err
 }
 
@@ -136,7 +130,7 @@ func (o *PlanOptions) runMany(ctx context.Context, loaded []platform.Loaded) err
 		if !keepObjects {
 			// The text shows no object, and a plan keeps every object it creates or
 			// updates: dropping them keeps what the run holds small per platform.
-			dropObjects(p)
+			p.DropObjects()
 		}
 		row.Plan, row.Changes = p, p.Summary.Create+p.Summary.Update+p.Summary.Delete+p.Summary.Replace
 		return row, nil
@@ -163,15 +157,6 @@ func sharedLists(clients *kube.Clients, loaded []platform.Loaded) *plan.SharedLi
 		ids[i] = inventory.ID(lp.Platform.Namespace, lp.Platform.Name)
 	}
 	return plan.NewSharedLists(clients, ids)
-}
-
-// dropObjects removes the desired objects from p's changes.
-func dropObjects(p *plan.Plan) {
-	for i := range p.Planes {
-		for j := range p.Planes[i].Changes {
-			p.Planes[i].Changes[j].Desired = nil
-		}
-	}
 }
 
 // runParallel runs fn for each platform, flags.Parallel at a time. A platform's error is

@@ -145,20 +145,20 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 
 // liveDesired renders lp, offline, with what the cluster keeps of the platform: the
 // memory limits the watch raised (status.remediations), which an unchanged file must
-// not take back (keepRemediations, whose notes go to notes). The file was read and
-// validated before any request; a change the live platform cannot take (a Kafka
-// controller quorum, MinIO's layout, Redis's mode) is refused here, at its line,
-// before any dry-run or write.
+// not take back (platform.Loaded.KeepRemediations, whose notes go to notes). The file
+// was read and validated before any request; a change the live platform cannot take
+// (a Kafka controller quorum, MinIO's layout, Redis's mode) is refused here, at its
+// line, before any dry-run or write.
 func liveDesired(ctx context.Context, clients *kube.Clients, shared *plan.SharedLists, lp *platform.Loaded, notes io.Writer) (*plan.Desired, error) {
-	live, err := livePlatform(ctx, clients, shared, lp)
+	live, err := plan.LivePlatform(ctx, clients, shared, lp.Platform.Namespace, lp.Platform.Name)
 	if err != nil {
 		return nil, err
 	}
-	if err := lp.CheckTransition(live); err != nil {
-		return nil, err
+	d, kept, err := lp.DesiredOver(live)
+	for _, n := range kept {
+		fmt.Fprintf(notes, "note: %s\n", n)
 	}
-	keepRemediations(live, lp, notes)
-	return lp.Desired()
+	return d, err
 }
 
 // Clients connects to the cluster kubectl's flags point at. The clients are built once

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -144,7 +143,8 @@ func (o *ScaleOptions) run(ctx context.Context) error {
 		return err
 	}
 	progress := o.newProgress(o.format)
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Observer: progress.Handle, Process: apply.CurrentProcess()}
+	applier := apply.NewApplier(clients, o.Logger())
+	applier.Observer = progress.Handle
 	stopSpinner := progress.Start(ctx)
 	res, err := upgrade.Scale{
 		Applier: applier, Validator: validator,

@@ -111,7 +111,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	opts := apply.UninstallOptions{DeleteData: o.DeleteData, DryRun: apply.DryRunStrategy(o.DryRun), PlaneTimeout: o.PlaneTimeout,
 		Holder: apply.DefaultHolder(), LockWait: o.LockWait}
 	dryRun := opts.DryRun != apply.DryRunNone
-	applier := &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()}
+	applier := apply.NewApplier(clients, o.Logger())
 	stopSpinner := func() {}
 	if !dryRun {
 		progress := o.newProgress(o.format)

@@ -35,6 +35,14 @@ func (f *UpgradeFlags) AddFlags(flags *pflag.FlagSet) {
 	flags.BoolVar(&f.Atomic, "atomic", false, "When a component fails, return every component this run moved, not only the failed one")
 }
 
+// options are the upgrade options of the flags, its steps applied with apply's.
+func (f *UpgradeFlags) options(a ApplyFlags) upgrade.Options {
+	opts := upgrade.DefaultOptions()
+	opts.Apply = a.Options("upgrade")
+	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = f.CanarySoak, f.CanaryTimeout, f.Atomic
+	return opts
+}
+
 // UpgradeOptions are the options of `kubectl onto upgrade` and `rollback`.
 type UpgradeOptions struct {
 	*GlobalOptions
@@ -239,18 +247,14 @@ func (o *UpgradeOptions) newUpgrade(ctx context.Context) (*upgrade.Upgrade, erro
 	if err != nil {
 		return nil, err
 	}
-	opts := upgrade.DefaultOptions()
-	opts.Apply = o.ApplyFlags.Options("upgrade")
-	opts.CanarySoak, opts.CanaryTimeout, opts.Atomic, opts.Force = o.CanarySoak, o.CanaryTimeout, o.Atomic, o.Force || o.ForceVersion
+	opts := o.UpgradeFlags.options(o.ApplyFlags)
+	opts.Force = o.Force || o.ForceVersion
 	if o.rollback {
 		opts.Action, opts.Apply.Action = "rollback", "rollback"
 		opts.Direct = !o.Canary
 	}
-	u := &upgrade.Upgrade{
-		Clients: clients, Catalog: catalog, ToVersion: o.To, ToRevision: o.ToRevision, Reverse: o.rollback, Options: opts,
-		Applier:   &apply.Applier{Clients: clients, Now: time.Now, Log: o.Logger(), Process: apply.CurrentProcess()},
-		Namespace: o.namespace, Name: o.Name,
-	}
+	a := apply.NewApplier(clients, o.Logger())
+	u := upgrade.New(a, o.namespace, o.Name, opts)
 	if o.Filename != "" {
 		lp, err := o.loadPlatform(o.FileFlags)
 		if err != nil {
@@ -259,9 +263,9 @@ func (o *UpgradeOptions) newUpgrade(ctx context.Context) (*upgrade.Upgrade, erro
 		if o.Name != "" && o.Name != lp.Platform.Name {
 			return nil, fmt.Errorf("NAME %s and the file's platform %s differ: pass one", o.Name, lp.Platform.Name)
 		}
-		u.Namespace, u.Name = lp.Platform.Namespace, lp.Platform.Name
-		u.Target = &upgrade.Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches}
+		u = upgrade.ForLoaded(a, lp, opts)
 	}
+	u.Catalog, u.ToVersion, u.ToRevision, u.Reverse = catalog, o.To, o.ToRevision, o.rollback
 	if u.Name == "" {
 		if u.Name, err = u.PlatformName(ctx); err != nil {
 			return nil, err

@@ -67,11 +67,12 @@ func Apply(ctx context.Context, cfg *rest.Config, d *plan.Desired, opts apply.Op
 	if err != nil {
 		return nil, err
 	}
-	a := &apply.Applier{Clients: clients, Now: time.Now, Observer: func(e apply.Event) {
+	a := apply.NewApplier(clients, nil)
+	a.Observer = func(e apply.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		run.Events = append(run.Events, TimedEvent{At: time.Since(start), Event: e})
-	}}
+	}
 	res, err := a.Apply(ctx, d, opts)
 	if err != nil {
 		return nil, err

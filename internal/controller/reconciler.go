@@ -182,7 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	a := r.applier(&p, nil)
 	opts := apply.DefaultOptions()
-	opts.Reconcile, opts.LockHeld, opts.Action = true, true, "watch"
+	opts.Mode, opts.Action = apply.ModeReconcile, "watch"
 	opts.ForceConflicts = r.Drift != DriftReport
 	opts.Holder, opts.LockTTL = r.Holder, r.lockTTL()
 	opts.CrashLoopRestarts, opts.Generation = 0, p.Generation
@@ -423,21 +423,23 @@ func (r *Reconciler) lockTTL() time.Duration {
 // summed up, an Event.
 func (r *Reconciler) applier(p *v1alpha1.OntoPlatform, onApplied func(object string)) *apply.Applier {
 	ref := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}.String()
-	return &apply.Applier{Clients: r.Clients, Now: r.now, Log: r.log(), Process: apply.CurrentProcess(),
-		Observer: func(ev apply.Event) {
-			switch ev.Type {
-			case apply.EventObjectApplied, apply.EventObjectDeleted:
-				action := string(ev.Action)
-				if ev.Type == apply.EventObjectDeleted {
-					action = "delete"
-				}
-				if onApplied != nil {
-					onApplied(ev.Object)
-				}
-				r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
-				r.objectEvent(p, ev.Ref, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
+	a := apply.NewApplier(r.Clients, r.log())
+	a.Now = r.now
+	a.Observer = func(ev apply.Event) {
+		switch ev.Type {
+		case apply.EventObjectApplied, apply.EventObjectDeleted:
+			action := string(ev.Action)
+			if ev.Type == apply.EventObjectDeleted {
+				action = "delete"
 			}
-		}}
+			if onApplied != nil {
+				onApplied(ev.Object)
+			}
+			r.Audit.Write(AuditRecord{Time: r.now(), Platform: ref, Action: action, Object: ev.Object, Plane: ev.Plane, Reason: "reconcile"})
+			r.objectEvent(p, ev.Ref, "Normal", "Reconciled", action, fmt.Sprintf("%s %s (plane %s)", action, ev.Object, ev.Plane))
+		}
+	}
+	return a
 }
 
 // desired is what the platform renders. With its spec unchanged since the last
@@ -456,7 +458,7 @@ func (r *Reconciler) desired(ctx context.Context, p *v1alpha1.OntoPlatform) (d *
 					return d, kept.release, source, nil
 				}
 			}
-			snap, err := (&apply.Applier{Clients: r.Clients}).LoadRevision(ctx, p.Namespace, p.Name, n)
+			snap, err := apply.NewApplier(r.Clients, nil).LoadRevision(ctx, p.Namespace, p.Name, n)
 			if err == nil {
 				from := snap.Platform(p.Name, p.Namespace)
 				from.Labels, from.Annotations = p.Labels, p.Annotations
@@ -594,8 +596,8 @@ func (r *Reconciler) upgrade(ctx context.Context, p *v1alpha1.OntoPlatform) (ctr
 	if s := r.Upgrade; s != nil {
 		opts.CanarySoak, opts.CanaryTimeout, opts.Atomic = s.CanarySoak, s.CanaryTimeout, s.Atomic
 	}
-	u := &upgrade.Upgrade{Clients: r.Clients, Applier: r.applier(p, nil), Namespace: p.Namespace, Name: p.Name,
-		Catalog: r.Catalog, Options: opts, Target: &upgrade.Target{Spec: *p.Spec.DeepCopy(), Release: rel}}
+	u := upgrade.ForLoaded(r.applier(p, nil), platform.Loaded{Platform: p.DeepCopy(), Release: rel}, opts)
+	u.Catalog = r.Catalog
 	if p.Status.Upgrade == nil {
 		r.event(p, "Normal", "Upgrading", "Upgrade", fmt.Sprintf("upgrading %s → %s, one component per pass", p.Status.Version, p.Spec.Version))
 	}

@@ -33,8 +33,53 @@ import (
 	"github.com/coomia-dip/kubectl-onto/pkg/release"
 )
 
+// Mode is whose run an apply is. Each mode is a set of behaviours that go together
+// (who holds the lock, whether a revision is recorded, whether the run waits), so a
+// caller names its run instead of combining switches into one no caller makes.
+type Mode string
+
+// Modes of an apply.
+const (
+	// ModeApply is `kubectl onto apply`, the zero value: it takes the platform's lock,
+	// writes the CRD and the OntoPlatform's spec, waits for each plane (Wait), is
+	// refused while status.upgrade is set, and records a revision.
+	ModeApply Mode = ""
+	// ModeLocked is ModeApply by a caller that holds the platform's lock
+	// (Applier.Lock) and passes its context, so Apply takes none: scale, which reads
+	// the revision it changes under the lock.
+	ModeLocked Mode = "locked"
+	// ModeUpgradeStep is a step of an upgrade or rollback, under the one lock the
+	// upgrade holds for all its steps: it may run while status.upgrade is set, which
+	// refuses a plain apply, records no revision (and no snapshot: the upgrade records
+	// one when it ends), and does not report the run done (EventDone), which the
+	// upgrade does once it recorded its own outcome.
+	ModeUpgradeStep Mode = "upgrade-step"
+	// ModeUpgradeEnd is the last apply of an upgrade or rollback: a ModeUpgradeStep
+	// that records the revision of the whole run.
+	ModeUpgradeEnd Mode = "upgrade-end"
+	// ModeReconcile is the watch reconciler's pass, under the lock it holds. The CRD
+	// and the OntoPlatform's spec are not written (users and GitOps own them: the
+	// parent gets only its inventory annotations, by merge patch), and nothing is
+	// waited for: after writing a plane, or finding nothing to write, a plane whose
+	// workloads are not ready now stops the run with a *PlaneNotReadyError, and the
+	// reconciler comes back when they change instead of blocking a worker. A revision
+	// is recorded only when a changed spec converges, not for each repair of drift.
+	ModeReconcile Mode = "reconcile"
+)
+
+// lockHeld: the caller holds the platform's lock; Apply takes none.
+func (m Mode) lockHeld() bool { return m != ModeApply }
+
+// upgradeStep: the run is part of an upgrade or rollback.
+func (m Mode) upgradeStep() bool { return m == ModeUpgradeStep || m == ModeUpgradeEnd }
+
+// preconditions: each update fails if the live object changed since it was planned.
+func (o Options) preconditions() bool { return o.Saved != nil && !o.noPreconditions }
+
 // Options tune one apply.
 type Options struct {
+	// Mode is whose run this is: the CLI's apply when zero.
+	Mode Mode
 	// ForceConflicts takes over fields other managers own instead of failing.
 	ForceConflicts bool
 	// Adopt makes live objects with a rendered name that belong to no platform this
@@ -61,12 +106,10 @@ type Options struct {
 	Holder string
 	// Action is recorded in the revision history: apply, upgrade, rollback, scale.
 	Action string
-	// Preconditions makes each update fail if the live object changed since it was
-	// planned (its resourceVersion), for applying a saved plan.
-	Preconditions bool
 	// Saved is a plan saved with `plan -o json` (apply --plan). It is applied as
 	// reviewed, and refused before any write unless a plan made now, under the lock,
-	// matches it change for change. Set Preconditions with it.
+	// matches it change for change; each update fails if the live object changed
+	// since the plan was made (its resourceVersion).
 	Saved *plan.Plan
 	// Release is the catalog entry of the version applied. With it, a change of the
 	// installed version must follow the release's upgrade path; nil skips the check.
@@ -77,35 +120,18 @@ type Options struct {
 	// has crash-looped this many times, instead of waiting out the plane timeout; 0
 	// never fails early.
 	CrashLoopRestarts int32
-	// SkipRevision records no revision (and no snapshot) for this run: an upgrade's
-	// steps, which record one revision when the upgrade ends.
-	SkipRevision bool
-	// LockHeld says the caller holds the platform's lock (Applier.Lock) and passes
-	// its context: Apply takes none. An upgrade holds one lock for all its steps.
-	LockHeld bool
-	// UpgradeStep marks a step of an upgrade or rollback: it may run while
-	// status.upgrade is set, which refuses a plain apply.
-	UpgradeStep bool
 	// Only limits planning (and so writing) to the objects it accepts; others that
 	// exist are taken as unchanged (plan.Planner.Only). nil plans everything.
 	Only func(*unstructured.Unstructured) bool
 	// KeepPlatformObjects writes neither the CRD nor the OntoPlatform's spec (only its
-	// inventory metadata), as Reconcile does: the watch's upgrades, whose steps
+	// inventory metadata), as ModeReconcile does: the watch's upgrades, whose steps
 	// otherwise apply as the CLI does.
 	KeepPlatformObjects bool
 	// Unchanged takes an existing object as unchanged without a dry-run when it
 	// returns true (plan.Planner.Unchanged).
 	Unchanged func(obj, live *unstructured.Unstructured) bool
-	// Reconcile is the watch reconciler's run. The CRD and the OntoPlatform's spec
-	// are not written (users and GitOps own them: the parent gets only its inventory
-	// annotations, by merge patch), and nothing is waited for: after writing a plane,
-	// or finding nothing to write, a plane whose workloads are not ready now stops the
-	// run with a *PlaneNotReadyError, and the reconciler comes back when they change
-	// instead of blocking a worker. A revision is recorded only when a changed spec
-	// converges, not for each repair of drift.
-	Reconcile bool
 	// Generation is the OntoPlatform generation the run rendered, when the caller
-	// read it from the cluster (Reconcile): the status records that one, since the
+	// read it from the cluster (ModeReconcile): the status records that one, since the
 	// live object may have moved on while the run wrote. 0 records the live one (the
 	// CLI applies the spec itself).
 	Generation int64
@@ -121,6 +147,9 @@ type Options struct {
 	// it is not checked against a fresh plan; a first install (no namespace yet)
 	// ignores it.
 	Planned *plan.Plan
+	// noPreconditions: Saved's preconditions do not hold for a write of an object
+	// this run already wrote (its planned resourceVersion is stale).
+	noPreconditions bool
 	// Degraded, when set, is recorded as the Degraded condition of a run whose
 	// workloads are all ready: the watch's drift fight, which leaves an object as
 	// another manager set it.
@@ -132,7 +161,7 @@ type DegradedReason struct {
 	Reason, Message string
 }
 
-// PlaneNotReadyError stops a Reconcile run at the first plane whose workloads are not
+// PlaneNotReadyError stops a ModeReconcile run at the first plane whose workloads are not
 // ready: the later planes wait for it, as in an apply that waits.
 type PlaneNotReadyError struct {
 	Plane string
@@ -166,6 +195,15 @@ type Applier struct {
 	Process Process
 }
 
+// NewApplier returns the Applier every writer of a platform uses, the CLI's commands
+// and the watch alike, so that they write the same way: field manager kubectl-onto,
+// the wall clock, this process recorded on the lock lease (CurrentProcess: a run on
+// the same host may take over the lock of one that died), log (nothing when nil).
+// Set Observer to hear the progress; a test may set Now.
+func NewApplier(clients *kube.Clients, log *slog.Logger) *Applier {
+	return &Applier{Clients: clients, Now: time.Now, Log: log, Process: CurrentProcess()}
+}
+
 // Result is what an apply did.
 type Result struct {
 	Plan *plan.Plan
@@ -175,7 +213,7 @@ type Result struct {
 	Status *v1alpha1.OntoPlatformStatus
 }
 
-// UnrepairedError says which objects a Reconcile run could not write, with the API
+// UnrepairedError says which objects a ModeReconcile run could not write, with the API
 // server's answer for each; the run wrote everything else.
 type UnrepairedError struct {
 	Err error
@@ -233,8 +271,8 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	// lists keep what the plan listed, for the health check of a run that writes
 	// nothing.
 	lists := &plan.Lists{}
-	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepGoing: opts.Reconcile,
-		KeepPlatformObjects: opts.Reconcile || opts.KeepPlatformObjects, Live: opts.Live, Shared: opts.Shared, Now: a.Now, Lists: lists}
+	planner := &plan.Planner{Clients: a.Clients, FieldManager: a.FieldManager, Adopt: opts.Adopt, Only: opts.Only, Unchanged: opts.Unchanged, KeepGoing: opts.Mode == ModeReconcile,
+		KeepPlatformObjects: opts.Mode == ModeReconcile || opts.KeepPlatformObjects, Live: opts.Live, Shared: opts.Shared, Now: a.Now, Lists: lists}
 	done := map[plan.ObjectRef]bool{}
 
 	// The lock comes first, so the plan is made and applied by one run at a time and no
@@ -247,7 +285,7 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 		return res, err
 	}
 	var foundation *plan.Plan
-	if !opts.LockHeld {
+	if !opts.Mode.lockHeld() {
 		lockCtx, release, err := a.Lock(ctx, d.Namespace, d.Platform.GetName(), opts)
 		if errors.Is(err, errNamespaceMissing) {
 			if foundation, err = a.installFoundation(ctx, planner, d, opts, done, res); err != nil {
@@ -345,7 +383,7 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 			observed, applyErr = a.checkHealth(ctx, d, opts)
 		}
 	}
-	// Objects the plan could not include (a Reconcile run keeps going without them)
+	// Objects the plan could not include (a ModeReconcile run keeps going without them)
 	// fail the run after everything else was written, each named in the status.
 	if failed := p.FailedError(); failed != nil {
 		applyErr = errors.Join(&UnrepairedError{Err: failed}, applyErr)
@@ -380,7 +418,7 @@ func (a *Applier) Apply(ctx context.Context, d *plan.Desired, opts Options) (*Re
 	}
 	// A step of an upgrade or rollback is not the end of the run: its status still
 	// says Upgrading. The run says it is done once it recorded its own outcome.
-	if final.Type != EventDone || !opts.UpgradeStep {
+	if final.Type != EventDone || !opts.Mode.upgradeStep() {
 		a.emit(final)
 	}
 	if applyErr != nil {
@@ -500,7 +538,7 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 	if len(pruneKinds) > 0 {
 		// The parent was just written by this run: its planned resourceVersion is
 		// stale, and the lock already keeps others out.
-		opts.Preconditions = false
+		opts.noPreconditions = true
 		if err := a.applyParent(ctx, parent, opts); err != nil {
 			return &ApplyError{Plane: plan.PlatformPlane, Object: parent.Object.String(), Err: err}
 		}
@@ -508,12 +546,12 @@ func (a *Applier) applyAll(ctx context.Context, d *plan.Desired, p *plan.Plan, o
 	return nil
 }
 
-// applyParent writes the OntoPlatform: applied like any object, or in a Reconcile run
+// applyParent writes the OntoPlatform: applied like any object, or in a ModeReconcile run
 // only its inventory labels and annotations, by merge patch. A server-side apply of
 // the metadata alone by the same field manager would remove the spec fields the CLI
 // applied under it.
 func (a *Applier) applyParent(ctx context.Context, c plan.Change, opts Options) error {
-	if !opts.Reconcile && !opts.KeepPlatformObjects {
+	if opts.Mode != ModeReconcile && !opts.KeepPlatformObjects {
 		return a.applyOne(ctx, c, opts)
 	}
 	ri, err := a.Clients.Resource(c.Desired)
@@ -539,7 +577,7 @@ func (a *Applier) applyParent(ctx context.Context, c plan.Change, opts Options) 
 	return err
 }
 
-// checkReady is a Reconcile run's check of one plane, or of all (plane ""): the
+// checkReady is a ModeReconcile run's check of one plane, or of all (plane ""): the
 // workloads as they are now, without waiting, those known found there (nil: all
 // read). With every component ready it returns what it saw.
 func (a *Applier) checkReady(ctx context.Context, d *plan.Desired, plane string, known func(*unstructured.Unstructured) (*unstructured.Unstructured, bool)) ([]v1alpha1.ComponentStatus, error) {
@@ -579,7 +617,7 @@ func (a *Applier) checkHealth(ctx context.Context, d *plan.Desired, opts Options
 // checkHealthKnown is checkHealth with the workloads found in lists (the plan's, when
 // nothing was written since) taken from there instead of read again.
 func (a *Applier) checkHealthKnown(ctx context.Context, d *plan.Desired, opts Options, lists *plan.Lists) ([]v1alpha1.ComponentStatus, error) {
-	if !opts.Reconcile && !opts.Wait {
+	if opts.Mode != ModeReconcile && !opts.Wait {
 		return nil, nil
 	}
 	// The usual case, a healthy platform, costs one read per workload: the planes
@@ -588,7 +626,7 @@ func (a *Applier) checkHealthKnown(ctx context.Context, d *plan.Desired, opts Op
 	// A reconciler's lists may come from its cache (opts.Live), which can lag behind a
 	// rollout: its check reads the workloads then. Lists from the API server (its first
 	// pass, as a CLI run's) are as fresh as a read.
-	if lists != nil && (!opts.Reconcile || opts.Live == nil) {
+	if lists != nil && (opts.Mode != ModeReconcile || opts.Live == nil) {
 		known = func(w *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 			m, err := a.Clients.Mapping(w)
 			if err != nil {
@@ -597,7 +635,7 @@ func (a *Applier) checkHealthKnown(ctx context.Context, d *plan.Desired, opts Op
 			return lists.Find(m.Resource, w.GetNamespace(), w.GetName())
 		}
 	}
-	if opts.Reconcile {
+	if opts.Mode == ModeReconcile {
 		return a.checkReady(ctx, d, "", known)
 	}
 	comps, err := health.ObserveComponentsKnown(ctx, a.Clients, d.Objects(), known)

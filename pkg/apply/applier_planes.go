@@ -31,7 +31,7 @@ import (
 // applyPlanes applies each plane's creates and updates, except those already done,
 // then waits for the plane's workloads.
 //
-// A Reconcile run (the watch) writes every object it can: an object the API server
+// A ModeReconcile run (the watch) writes every object it can: an object the API server
 // refuses does not stop the others, in its wave, its plane or the planes after; the
 // refusals come back together at the end, so the status can name each.
 func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan, opts Options, done map[plan.ObjectRef]bool, res *Result) error {
@@ -50,7 +50,7 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 		for _, wave := range writeWaves(writes) {
 			n, err := a.applyWave(ctx, pl.Name, wave, opts)
 			res.Applied += n
-			if err != nil && opts.Reconcile && ctx.Err() == nil {
+			if err != nil && opts.Mode == ModeReconcile && ctx.Err() == nil {
 				a.emit(Event{Type: EventPlaneFailed, Plane: pl.Name, Message: err.Error()})
 				refused = append(refused, err)
 				continue
@@ -60,7 +60,7 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 				return err
 			}
 		}
-		if opts.Reconcile {
+		if opts.Mode == ModeReconcile {
 			if _, err := a.checkReady(ctx, d, pl.Name, nil); err != nil {
 				return errors.Join(append(refused, err)...)
 			}
@@ -79,7 +79,7 @@ func (a *Applier) applyPlanes(ctx context.Context, d *plan.Desired, p *plan.Plan
 }
 
 // applyWave writes changes concurrently and returns how many it wrote. It stops at
-// the first error, except in a Reconcile run, which writes every change it can and
+// the first error, except in a ModeReconcile run, which writes every change it can and
 // returns every refusal.
 func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Change, opts Options) (int, error) {
 	g, gctx := errgroup.WithContext(ctx)
@@ -95,7 +95,7 @@ func (a *Applier) applyWave(ctx context.Context, plane string, wave []plan.Chang
 			}
 			if err := retryTransient(gctx, opts.RetryBudget, func() error { return write(gctx, c, opts) }); err != nil {
 				err = &ApplyError{Plane: plane, Object: c.Object.String(), Err: err}
-				if !opts.Reconcile {
+				if opts.Mode != ModeReconcile {
 					return err
 				}
 				mu.Lock()
@@ -157,7 +157,7 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 	if err != nil {
 		return err
 	}
-	if opts.Preconditions && c.ResourceVersion != "" {
+	if opts.preconditions() && c.ResourceVersion != "" {
 		obj = obj.DeepCopy()
 		obj.SetResourceVersion(c.ResourceVersion)
 	}
@@ -178,7 +178,7 @@ func (a *Applier) applyOne(ctx context.Context, c plan.Change, opts Options) err
 	switch {
 	case isFieldManagerConflict(err):
 		return fmt.Errorf("%w\nanother field manager owns some of these fields: re-run with --force-conflicts to take them over", err)
-	case apierrors.IsConflict(err) && opts.Preconditions:
+	case apierrors.IsConflict(err) && opts.preconditions():
 		return fmt.Errorf("it changed in the cluster since the saved plan was made (%w): make a new plan, review it and apply that", err)
 	}
 	return err

@@ -343,7 +343,7 @@ func TestSavedPlanWithDeletes(t *testing.T) {
 		t.Fatal("the saved plan deletes nothing")
 	}
 	opts := testOptions()
-	opts.Saved, opts.Preconditions = saved, true
+	opts.Saved = saved
 	if _, err := e.apply(opts); err != nil {
 		t.Fatalf("apply of a saved plan with deletes: %v", err)
 	}
@@ -698,7 +698,7 @@ func TestAdoptUnownedObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := testOptions()
-	opts.Saved, opts.Preconditions = saved, true
+	opts.Saved = saved
 	if _, err := e.apply(opts); !errors.As(err, &ce) {
 		t.Fatalf("apply --plan of a plan made with --adopt, without --adopt = %v, want a ConflictError", err)
 	}

@@ -308,7 +308,7 @@ func LeaseOf(ctx context.Context, kube kubernetes.Interface, namespace, platform
 // Lock takes platform name's lease in namespace as opts says (Holder, LockTTL,
 // LockWait) and keeps it alive until release is called. The returned context ends if
 // the lease is lost to another run, so the holder stops writing: pass it, with
-// Options.LockHeld, to each Apply of a run that spans several (an upgrade).
+// a Mode that holds the lock (ModeLocked, ModeUpgradeStep), to each Apply of a run that spans several (an upgrade).
 func (a *Applier) Lock(ctx context.Context, namespace, name string, opts Options) (context.Context, func(), error) {
 	return a.lock(ctx, namespace, name, opts.Holder, opts.LockTTL, opts.LockWait)
 }

@@ -117,7 +117,7 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonRollingOut, msg)
 	case applyErr != nil:
 		next.Phase = v1alpha1.PhaseError
-		// One line: a Reconcile run's errors are joined, one per object it could
+		// One line: a ModeReconcile run's errors are joined, one per object it could
 		// not write.
 		msg := strings.ReplaceAll(applyErr.Error(), "\n", "; ")
 		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, msg)
@@ -151,12 +151,12 @@ func (a *Applier) recordStatus(ctx context.Context, d *plan.Desired, p *plan.Pla
 	converged := applyErr == nil && next.Phase == v1alpha1.PhaseRunning &&
 		(current.Status.ObservedGeneration != generation || runFailedAt(current.Status, generation))
 	record := writes(p, opts) || converged
-	if opts.Reconcile {
+	if opts.Mode == ModeReconcile {
 		// A reconciler's repairs of drift are not revisions; a changed spec is, once
 		// it converged.
 		record = converged
 	}
-	if record && !opts.SkipRevision {
+	if record && opts.Mode != ModeUpgradeStep {
 		rev := v1alpha1.Revision{Version: d.Version, Time: now, Action: opts.Action,
 			Result: resultOf(applyErr), Message: errMessage(applyErr)}
 		// A successful revision keeps what it was rendered from (spec with patches,

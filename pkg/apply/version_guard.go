@@ -59,7 +59,7 @@ func nsOf(ref string) string {
 
 // checkUpgrade refuses a plain apply during an upgrade; the upgrade's own steps pass.
 func checkUpgrade(p *plan.Plan, opts Options) error {
-	if p.UpgradeTo == "" || opts.UpgradeStep {
+	if p.UpgradeTo == "" || opts.Mode.upgradeStep() {
 		return nil
 	}
 	return &UpgradeInProgressError{Platform: p.Platform.Namespace + "/" + p.Platform.Name, Name: p.Platform.Name, To: p.UpgradeTo}

@@ -237,7 +237,7 @@ func (g *Gatherer) readPlatform(ctx context.Context, env *Env, name string) erro
 func (g *Gatherer) readDesired(ctx context.Context, env *Env) error {
 	if p := env.Platform; p != nil && !g.Pre {
 		if n := apply.LatestSnapshot(p.Status.History, 0); n > 0 {
-			a := &apply.Applier{Clients: g.Clients}
+			a := apply.NewApplier(g.Clients, nil)
 			snap, err := a.LoadRevision(ctx, p.Namespace, p.Name, n)
 			if err == nil {
 				from := snap.Platform(p.Name, p.Namespace)

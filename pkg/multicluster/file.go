@@ -8,10 +8,12 @@ Licensed under the Apache License, Version 2.0.
 // fleet file names the platform file(s), the clusters by kubeconfig context grouped
 // into waves, and per-cluster patches; Run goes wave by wave, the clusters of a wave
 // side by side, and stops at the first wave with more failures than the fleet allows.
-// It only orders, gates and reports: the work on one cluster is the caller's function
-// (apply, upgrade, plan), and the state a re-run resumes from lives in the clusters'
-// own OntoPlatform statuses, not here. (pkg/parallel, by contrast, runs one action over
-// several platforms of one cluster; Run uses it within a wave.)
+// Runner orders, gates and reports; the work on one cluster is the caller's function:
+// ClusterRun's Apply or Upgrade (apply and upgrade --fleet, each cluster's platforms
+// in turn, each gated by doctor), or the caller's own (plan). The state a re-run
+// resumes from lives in the clusters' own OntoPlatform statuses, not here.
+// (pkg/parallel, by contrast, runs one action over several platforms of one cluster;
+// Run uses it within a wave.)
 package multicluster
 
 import (

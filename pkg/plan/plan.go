@@ -203,6 +203,17 @@ type Summary struct {
 	Conflicts int `json:"conflicts"`
 }
 
+// DropObjects removes the desired objects from the changes: a plan keeps every object
+// it creates or updates, which a run over many platforms need not hold once it shows
+// none.
+func (p *Plan) DropObjects() {
+	for i := range p.Planes {
+		for j := range p.Planes[i].Changes {
+			p.Planes[i].Changes[j].Desired = nil
+		}
+	}
+}
+
 // HasChanges reports whether applying the plan would write anything.
 func (p *Plan) HasChanges() bool {
 	return p.Summary.Create+p.Summary.Update+p.Summary.Delete+p.Summary.Replace > 0

@@ -8,6 +8,8 @@ package plan
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 
@@ -163,6 +166,31 @@ func covers(d *Desired, gk schema.GroupKind, ns string, items []*unstructured.Un
 		return have[d.Platform.GetName()]
 	}
 	return true
+}
+
+// LivePlatform is the installed OntoPlatform namespace/name, nil when there is none:
+// from shared's list when it holds it (shared may be nil), else one GET.
+func LivePlatform(ctx context.Context, clients *kube.Clients, shared *SharedLists, namespace, name string) (*v1alpha1.OntoPlatform, error) {
+	obj, ok, err := shared.Platform(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		l := &inventory.Lister{Dynamic: clients.Dynamic, Mapper: clients.Mapper}
+		obj, err = l.Parent(ctx, namespace, name)
+		var notFound *inventory.NotFoundError
+		if errors.As(err, &notFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var live v1alpha1.OntoPlatform
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &live); err != nil {
+		return nil, fmt.Errorf("decode OntoPlatform %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	return &live, nil
 }
 
 // Platform returns the live OntoPlatform namespace/name from the run's shared list

@@ -62,7 +62,7 @@ func History(ctx context.Context, clients *kube.Clients, namespace, name string)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &p); err != nil {
 		return nil, fmt.Errorf("decode OntoPlatform %s/%s: %w", live.GetNamespace(), live.GetName(), err)
 	}
-	a := &apply.Applier{Clients: clients}
+	a := apply.NewApplier(clients, nil)
 	load := func(ctx context.Context, n int64) (*apply.Snapshot, error) {
 		return a.LoadRevision(ctx, p.Namespace, p.Name, n)
 	}

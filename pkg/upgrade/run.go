@@ -58,7 +58,7 @@ func (r *run) now() time.Time {
 // only c's objects are planned, the rest is as the previous step left it.
 func (r *run) stepOptions(c string, planeTimeout time.Duration, wait bool) apply.Options {
 	o := r.u.Options.Apply
-	o.Action, o.Release, o.Prune, o.SkipRevision, o.LockHeld, o.UpgradeStep = r.u.Options.Action, nil, false, true, true, true
+	o.Action, o.Release, o.Prune, o.Mode = r.u.Options.Action, nil, false, apply.ModeUpgradeStep
 	o.Wait = wait
 	o.Only = func(obj *unstructured.Unstructured) bool { return componentOf(obj) == c }
 	if planeTimeout > 0 {
@@ -140,7 +140,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	r.setStep(ctx, "", v1alpha1.StepCleanup)
 	r.emit("", "every component moved: applying "+to+" whole and pruning what it no longer renders")
 	final := u.Options.Apply
-	final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep = u.Options.Action, &r.target.Release, true, true, true
+	final.Action, final.Release, final.ForceVersion, final.Mode = u.Options.Action, &r.target.Release, true, apply.ModeUpgradeEnd
 	final.Prune, final.MaxDeletes = true, -1
 	ares, err := u.Applier.Apply(ctx, r.to, final)
 	if err != nil {
@@ -207,7 +207,7 @@ func (r *run) direct(ctx context.Context, res *Result) (*Result, error) {
 	from, to := r.st.from.Spec.Version, r.target.Spec.Version
 	r.emit("", fmt.Sprintf("%s %s → %s: revision %d ran Succeeded; applying it plane by plane, no canary", u.Options.Action, from, to, r.target.Revision))
 	final := u.Options.Apply
-	final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep = u.Options.Action, &r.target.Release, true, true, true
+	final.Action, final.Release, final.ForceVersion, final.Mode = u.Options.Action, &r.target.Release, true, apply.ModeUpgradeEnd
 	final.Prune, final.MaxDeletes = true, -1
 	d := r.to
 	if u.Reverse {
@@ -514,7 +514,7 @@ func (r *run) fail(ctx context.Context, failed []string, cause error, movedNow [
 			rollbackErr = err
 		} else {
 			final := u.Options.Apply
-			final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep, final.SkipRevision = u.Options.Action, nil, true, true, true, true
+			final.Action, final.Release, final.ForceVersion, final.Mode = u.Options.Action, nil, true, apply.ModeUpgradeStep
 			final.Prune, final.MaxDeletes = true, -1
 			if _, err := u.Applier.Apply(ctx, r.from, final); err != nil {
 				rollbackErr = err
@@ -647,7 +647,7 @@ func (r *run) undo(ctx context.Context, res *Result) (*Result, error) {
 	}
 	res.Steps = back
 	final := u.Options.Apply
-	final.Action, final.Release, final.ForceVersion, final.LockHeld, final.UpgradeStep = "rollback", &r.st.from.Release, true, true, true
+	final.Action, final.Release, final.ForceVersion, final.Mode = "rollback", &r.st.from.Release, true, apply.ModeUpgradeEnd
 	final.Prune, final.MaxDeletes = true, -1
 	ares, err := u.Applier.Apply(ctx, r.from, final)
 	if err != nil {

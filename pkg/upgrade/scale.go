@@ -61,7 +61,7 @@ type Scale struct {
 	MinReplicas, MaxReplicas *int32
 	// Options of the apply: start from apply.DefaultOptions() (Prune, so a
 	// PodDisruptionBudget that scaling down makes unneeded goes). Run sets Action,
-	// Release and LockHeld.
+	// Release and Mode.
 	Options apply.Options
 }
 
@@ -144,7 +144,7 @@ func (s Scale) Run(ctx context.Context) (*ScaleResult, error) {
 	}
 	defer release()
 	ctx = lockCtx
-	opts.LockHeld = true
+	opts.Mode = apply.ModeLocked
 
 	if parent, err = lister.Parent(ctx, ns, name); err != nil {
 		return nil, err

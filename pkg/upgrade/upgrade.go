@@ -59,7 +59,7 @@ type Target struct {
 // Options tune an upgrade.
 type Options struct {
 	// Apply are the options of every step (timeouts, lock, conflicts). Action,
-	// Release, Prune, SkipRevision and LockHeld are set per step.
+	// Release, Prune and Mode are set per step.
 	Apply apply.Options
 	// CanaryTimeout bounds the wait for a canary (or a StatefulSet's first updated
 	// pod) to become ready.
@@ -115,6 +115,22 @@ type Upgrade struct {
 	// Reverse walks the components in reverse plane order (rollback: the services go
 	// back before the backing services they use).
 	Reverse bool
+}
+
+// New returns the upgrade of platform namespace/name that a writes, on a's clients:
+// the one way the CLI (apply, upgrade, rollback, their --fleet) and the watch build
+// one. Say what it moves to with Target (or ForLoaded), ToVersion and Catalog, or
+// ToRevision and Reverse.
+func New(a *apply.Applier, namespace, name string, opts Options) *Upgrade {
+	return &Upgrade{Clients: a.Clients, Applier: a, Namespace: namespace, Name: name, Options: opts}
+}
+
+// ForLoaded returns the upgrade of lp's platform to lp: its spec (spec.patches
+// included), the release entry of its version and its one-off patches.
+func ForLoaded(a *apply.Applier, lp platform.Loaded, opts Options) *Upgrade {
+	u := New(a, lp.Platform.Namespace, lp.Platform.Name, opts)
+	u.Target = &Target{Spec: lp.Platform.Spec, Release: lp.Release, Patches: lp.Patches}
+	return u
 }
 
 // Result is what a finished upgrade did.
