@@ -49,7 +49,7 @@ func KafkaVersion(moduleDir string) (string, error) {
 }
 
 // kafka: the broker alone, static, as user 1000. It advertises
-// $KAFKA_ADVERTISED_HOST:9092; give it the pod's IP (status.podIP).
+// $ONTO_KAFKA_ADVERTISED_HOST:9092; give it the pod's IP (status.podIP).
 func (b *Builder) kafka(ctx context.Context) ([]Tagged, error) {
 	version, err := KafkaVersion(b.ModuleDir)
 	if err != nil {

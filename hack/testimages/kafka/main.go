@@ -7,10 +7,12 @@ Licensed under the Apache License, Version 2.0.
 // Command kafka-fake serves the Kafka protocol with franz-go's kfake, an in-memory
 // broker, for the tests on real nodes: no Kafka these machines can reach runs on
 // them, so the platform's services use this one through
-// spec.infrastructure.kafka.external. One broker on port 9092 (KAFKA_PORT),
-// advertised at KAFKA_ADVERTISED_HOST (the pod's IP, from the downward API): a
+// spec.infrastructure.kafka.external. One broker on port 9092 (ONTO_KAFKA_PORT),
+// advertised at ONTO_KAFKA_ADVERTISED_HOST (the pod's IP, from the downward API): a
 // client bootstraps through a Service and then connects to the address the
 // metadata names, which must be the pod's own. Topics are created on first use.
+// The variables carry the ONTO_ prefix because the kubelet gives every pod
+// KAFKA_PORT=tcp://... of a Service named kafka in its namespace.
 package main
 
 import (
@@ -26,15 +28,15 @@ import (
 )
 
 func main() {
-	host := os.Getenv("KAFKA_ADVERTISED_HOST")
+	host := os.Getenv("ONTO_KAFKA_ADVERTISED_HOST")
 	if host == "" {
 		host = "127.0.0.1"
 	}
 	port := 9092
-	if p := os.Getenv("KAFKA_PORT"); p != "" {
+	if p := os.Getenv("ONTO_KAFKA_PORT"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil {
-			log.Fatalf("KAFKA_PORT %q: %v", p, err)
+			log.Fatalf("ONTO_KAFKA_PORT %q: %v", p, err)
 		}
 		port = n
 	}
