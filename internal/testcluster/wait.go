@@ -25,7 +25,9 @@ func Poll(ctx context.Context, timeout time.Duration, cond func(context.Context)
 // Eventually is Poll for a condition that reads something which may fail for a
 // moment (a file being written, a request log, an API call): an error from cond
 // does not stop it. It calls cond every 100 ms until it returns true, or timeout
-// passes (or ctx ends); then the error says so, with cond's last error.
+// passes (or ctx ends); then the error says so, with cond's last error. True ends
+// it even with an error beside it: conditions return what they saw as that error
+// ("ports [...]") for the message of a timeout, as the loops it replaced did.
 func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) (bool, error)) error {
 	return EventuallyEvery(ctx, pollInterval, timeout, cond)
 }
@@ -37,7 +39,7 @@ func EventuallyEvery(ctx context.Context, interval, timeout time.Duration, cond 
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		lastErr = err
-		return ok && err == nil, nil
+		return ok, nil
 	})
 	switch {
 	case err == nil:

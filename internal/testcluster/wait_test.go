@@ -27,7 +27,8 @@ func TestEventually(t *testing.T) {
 			}
 			return true, nil
 		}, wantCalls: 3},
-		{name: "true with an error is not yet", cond: func(n int) (bool, error) { return true, errRead }, wantErr: "last error: file not there yet"},
+		{name: "true with an error is done", cond: func(n int) (bool, error) { return n >= 2, errRead }, wantCalls: 2},
+		{name: "the last error is told", cond: func(n int) (bool, error) { return false, errRead }, wantErr: "last error: file not there yet"},
 		{name: "never", cond: func(int) (bool, error) { return false, nil }, wantErr: "not within 500ms"},
 	}
 	for _, tc := range tests {
