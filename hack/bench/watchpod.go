@@ -78,16 +78,16 @@ func measureWatchPods(ctx context.Context, out io.Writer, cl *bench.Cluster, tmp
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "tenants\tinstall to Ready\tdrift repair\tworking set, median\tmax\tsamples\trequest\tlimit\t")
 	for _, n := range sizes {
-		r, err := measureWatchPod(ctx, cl, dyn, bin, tmp, kubeconfig, tenantFile, n, parallel, addNamespace)
-		if err != nil {
-			return fmt.Errorf("watch pod over %d tenants: %w", n, err)
+		// The row is printed before the fleet is deleted: deleting 100 tenants
+		// through the watch takes minutes.
+		report := func(r *watchPodRun) error {
+			ws := slices.Sorted(slices.Values(r.workingSet))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, secs(r.ready), secs(r.repair),
+				mib(ws[len(ws)/2]), mib(ws[len(ws)-1]), mibs(r.workingSet), r.request, r.limit)
+			return tw.Flush()
 		}
-		ws := slices.Sorted(slices.Values(r.workingSet))
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, secs(r.ready), secs(r.repair),
-			mib(ws[len(ws)/2]), mib(ws[len(ws)-1]), mibs(r.workingSet), r.request, r.limit)
-		// Each row as soon as it is measured: a later fleet may fail or be stopped.
-		if err := tw.Flush(); err != nil {
-			return err
+		if err := measureWatchPod(ctx, cl, dyn, bin, tmp, kubeconfig, tenantFile, n, parallel, addNamespace, report); err != nil {
+			return fmt.Errorf("watch pod over %d tenants: %w", n, err)
 		}
 	}
 	return nil
@@ -100,11 +100,12 @@ type watchPodRun struct {
 }
 
 // measureWatchPod installs n tenants, the watch over their namespaces on a real
-// node, and measures it; everything it made is deleted before it returns.
-func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interface, bin, tmp, kubeconfig, tenantFile string, n, parallel int, addNamespace func(string)) (*watchPodRun, error) {
+// node, measures it and reports the figures; everything it made is deleted
+// before it returns.
+func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interface, bin, tmp, kubeconfig, tenantFile string, n, parallel int, addNamespace func(string), report func(*watchPodRun) error) error {
 	f, err := bench.WriteFleet(tenantFile, filepath.Join(tmp, fmt.Sprintf("watch-pod-%d", n)), bench.NamespaceName("watchpod"), n)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, ns := range f.Namespaces {
 		addNamespace(ns)
@@ -133,13 +134,13 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 	}()
 	logf("install %d tenants: kubectl-onto apply -f %s --parallel %d", n, f.Dir, parallel)
 	if _, err := bench.RunPlugin(ctx, bin, kubeconfig, "apply", "-f", f.Dir, "--parallel", fmt.Sprint(parallel)); err != nil {
-		return nil, err
+		return err
 	}
 
 	start := time.Now()
 	logf("kubectl-onto %s --apply (%d namespaces)", strings.Join(install[:4], " "), n)
 	if out, err := exec.CommandContext(ctx, bin, append(install, "--apply", "--kubeconfig", kubeconfig)...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("watch install --apply: %w\n%s", err, out)
+		return fmt.Errorf("watch install --apply: %w\n%s", err, out)
 	}
 	// On the real nodes, as a team with a node pool of its own places it.
 	placement, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
@@ -147,14 +148,14 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 		"tolerations":  []corev1.Toleration{{Key: testcluster.RealNodeTaintKey, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
 	}}}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := cl.Kube.AppsV1().Deployments(watchNS).Patch(ctx, "kubectl-onto-watch", types.StrategicMergePatchType, placement, metav1.PatchOptions{}); err != nil {
-		return nil, err
+		return err
 	}
 	pod, err := waitRealWatchPod(ctx, cl, watchNS)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r := &watchPodRun{ready: time.Since(start)}
 	res := pod.Spec.Containers[0].Resources
@@ -164,7 +165,7 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 	// A drift repair: the watch is not only synced but acting.
 	target := f.Namespaces[len(f.Namespaces)/2]
 	if err := cl.Kube.AppsV1().Deployments(target).Delete(ctx, "gateway", metav1.DeleteOptions{}); err != nil {
-		return nil, err
+		return err
 	}
 	start = time.Now()
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -174,7 +175,7 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 		}
 		return err == nil, err
 	}); err != nil {
-		return nil, fmt.Errorf("the watch did not repair %s/gateway within 2 min: %w", target, err)
+		return fmt.Errorf("the watch did not repair %s/gateway within 2 min: %w", target, err)
 	}
 	r.repair = time.Since(start)
 
@@ -205,9 +206,9 @@ func measureWatchPod(ctx context.Context, cl *bench.Cluster, dyn dynamic.Interfa
 		return len(r.workingSet) >= watchPodSamples, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%d of %d working-set samples of pod %s/%s from metrics-server: %w", len(r.workingSet), watchPodSamples, watchNS, pod.Name, err)
+		return fmt.Errorf("%d of %d working-set samples of pod %s/%s from metrics-server: %w", len(r.workingSet), watchPodSamples, watchNS, pod.Name, err)
 	}
-	return r, nil
+	return report(r)
 }
 
 // deletePlatforms deletes the OntoPlatforms of namespaces and waits until they are
